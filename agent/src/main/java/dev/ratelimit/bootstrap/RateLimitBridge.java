@@ -1,0 +1,134 @@
+package dev.ratelimit.bootstrap;
+
+import java.lang.System.Logger.Level;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The static entry that advice inlined into application classes calls.
+ *
+ * <p>It holds a volatile reference to the runtime's {@link MethodGate} and never lets an error
+ * of ours reach the application: anything thrown inside the agent lets the call through, is
+ * counted in {@link #agentErrors()}, and is logged once per place and kind of error.
+ */
+public final class RateLimitBridge {
+
+    /** Returned by a {@link MethodGate} to make the method return its type's default value. */
+    public static final Object RETURN_DEFAULT = new Object() {
+        @Override
+        public String toString() {
+            return "RETURN_DEFAULT";
+        }
+    };
+
+    /** Return kinds, bound into exit advice at transform time. */
+    public static final int RETURNS_NULL = 0;
+    public static final int RETURNS_BOOLEAN = 1;
+    public static final int RETURNS_BYTE = 2;
+    public static final int RETURNS_SHORT = 3;
+    public static final int RETURNS_CHAR = 4;
+    public static final int RETURNS_INT = 5;
+    public static final int RETURNS_LONG = 6;
+    public static final int RETURNS_FLOAT = 7;
+    public static final int RETURNS_DOUBLE = 8;
+    public static final int RETURNS_OPTIONAL = 9;
+    public static final int RETURNS_OPTIONAL_INT = 10;
+    public static final int RETURNS_OPTIONAL_LONG = 11;
+    public static final int RETURNS_OPTIONAL_DOUBLE = 12;
+    public static final int RETURNS_LIST = 13;
+    public static final int RETURNS_SET = 14;
+    public static final int RETURNS_MAP = 15;
+
+    private static final int MAX_LOGGED_KINDS = 256;
+    private static final AtomicLong AGENT_ERRORS = new AtomicLong();
+    private static final AtomicLong TRANSFORMATION_ERRORS = new AtomicLong();
+    private static final Set<String> LOGGED = Collections.newSetFromMap(new ConcurrentHashMap<>());
+
+    private static volatile MethodGate methodGate;
+
+    private RateLimitBridge() {
+    }
+
+    /** Called by method enter advice; {@code null} means proceed. */
+    public static Object enterMethod(int site, Object[] arguments) {
+        MethodGate gate = methodGate;
+        if (gate == null) {
+            return null;
+        }
+        try {
+            return gate.enter(site, arguments);
+        } catch (Throwable t) {
+            agentError("limiting a method call", t);
+            return null;
+        }
+    }
+
+    /** The value a method of the given return kind returns when a rule says {@code return-default}. */
+    public static Object defaultValue(int kind) {
+        switch (kind) {
+            case RETURNS_BOOLEAN: return Boolean.FALSE;
+            case RETURNS_BYTE: return (byte) 0;
+            case RETURNS_SHORT: return (short) 0;
+            case RETURNS_CHAR: return (char) 0;
+            case RETURNS_INT: return 0;
+            case RETURNS_LONG: return 0L;
+            case RETURNS_FLOAT: return 0f;
+            case RETURNS_DOUBLE: return 0d;
+            case RETURNS_OPTIONAL: return Optional.empty();
+            case RETURNS_OPTIONAL_INT: return OptionalInt.empty();
+            case RETURNS_OPTIONAL_LONG: return OptionalLong.empty();
+            case RETURNS_OPTIONAL_DOUBLE: return OptionalDouble.empty();
+            case RETURNS_LIST: return List.of();
+            case RETURNS_SET: return Set.of();
+            case RETURNS_MAP: return Map.of();
+            default: return null;
+        }
+    }
+
+    /** The exception handler of suppressed advice: an error in inlined advice code. */
+    public static void adviceError(Throwable t) {
+        agentError("advice", t);
+    }
+
+    /**
+     * Counts an error inside the agent and logs it the first time this place and kind of error
+     * is seen. The call that hit it proceeds.
+     */
+    public static void agentError(String where, Throwable t) {
+        AGENT_ERRORS.incrementAndGet();
+        String kind = where + ':' + t.getClass().getName();
+        if (LOGGED.size() < MAX_LOGGED_KINDS && LOGGED.add(kind)) {
+            System.getLogger("dev.ratelimit").log(Level.ERROR,
+                    "rate-limit-agent: internal error while " + where
+                            + "; the call was let through (logged once, counted in agent errors)", t);
+        }
+    }
+
+    /** Errors inside the agent since start-up; each let its call through. */
+    public static long agentErrors() {
+        return AGENT_ERRORS.get();
+    }
+
+    /** Counts a class the agent failed to instrument (it runs unchanged, without limits). */
+    public static void transformationError() {
+        TRANSFORMATION_ERRORS.incrementAndGet();
+    }
+
+    /** Classes the agent failed to instrument since start-up. */
+    public static long transformationErrors() {
+        return TRANSFORMATION_ERRORS.get();
+    }
+
+    /** Installs the runtime's decision for instrumented methods. */
+    public static void install(MethodGate gate) {
+        methodGate = gate;
+    }
+}

@@ -1,0 +1,54 @@
+package dev.ratelimit.cli;
+
+import dev.ratelimit.config.ConfigError;
+import dev.ratelimit.config.ConfigException;
+import dev.ratelimit.config.ConfigLoader;
+import dev.ratelimit.config.RuleConfig;
+import dev.ratelimit.config.RuleSet;
+import java.io.PrintStream;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+
+/**
+ * {@code check FILE}: validates a rule file and prints it as the agent understands it, or prints
+ * every error as {@code FILE:LINE:COLUMN: message}. Token values are never printed, only where
+ * each token comes from.
+ */
+public final class CheckCommand {
+
+    private CheckCommand() {
+    }
+
+    /**
+     * @return 0 when the file is valid, 1 when it is not
+     */
+    public static int run(String file, PrintStream out, PrintStream err) {
+        RuleSet rules;
+        try {
+            rules = ConfigLoader.load(Path.of(file));
+        } catch (ConfigException e) {
+            for (ConfigError error : e.errors()) {
+                err.println(error.format());
+            }
+            return 1;
+        } catch (InvalidPathException e) {
+            err.println(file + ": not a valid file path");
+            return 1;
+        } catch (RuntimeException e) {
+            // A bug of ours; the exception's message could quote the file, so only its type is shown.
+            err.println(file + ": internal error while checking the rule file (" + e.getClass().getName()
+                    + "); please report it");
+            return 1;
+        }
+        int count = rules.rules().size();
+        out.println(file + ": OK (version " + rules.version() + ", " + count + (count == 1 ? " rule)" : " rules)"));
+        out.println("exempt: " + rules.exempt());
+        out.println("client: " + rules.client());
+        out.println("store: " + rules.store());
+        out.println("rules:" + (count == 0 ? " none" : ""));
+        for (RuleConfig rule : rules.rules()) {
+            out.println("  " + rule.describe());
+        }
+        return 0;
+    }
+}

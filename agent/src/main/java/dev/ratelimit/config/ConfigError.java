@@ -1,0 +1,80 @@
+package dev.ratelimit.config;
+
+import java.util.Objects;
+
+/**
+ * One problem found in a rule file, with the position of the offending YAML node when there is
+ * one. Messages are written for the user and never contain a token or an environment variable's
+ * value.
+ */
+public final class ConfigError {
+
+    private final String file;
+    private final int line;
+    private final int column;
+    private final String message;
+
+    /**
+     * @param file the rule file's path as the user gave it
+     * @param line 1-based line, or 0 when the error has no position
+     * @param column 1-based column, or 0 when the error has no position
+     * @param message what is wrong and what was expected
+     */
+    public ConfigError(String file, int line, int column, String message) {
+        this.file = Objects.requireNonNull(file, "file");
+        this.line = line;
+        this.column = column;
+        this.message = Objects.requireNonNull(message, "message");
+    }
+
+    /** The rule file's path as the user gave it. */
+    public String file() {
+        return file;
+    }
+
+    /** The 1-based line of the offending node, or 0 when unknown. */
+    public int line() {
+        return line;
+    }
+
+    /** The 1-based column of the offending node, or 0 when unknown. */
+    public int column() {
+        return column;
+    }
+
+    /** What is wrong, without the position. */
+    public String message() {
+        return message;
+    }
+
+    /** {@code FILE:LINE:COLUMN: message}, or {@code FILE: message} when there is no position. */
+    public String format() {
+        if (line <= 0) {
+            return file + ": " + message;
+        }
+        return file + ":" + line + ":" + Math.max(column, 1) + ": " + message;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        if (this == other) {
+            return true;
+        }
+        if (!(other instanceof ConfigError)) {
+            return false;
+        }
+        ConfigError that = (ConfigError) other;
+        return line == that.line && column == that.column
+                && file.equals(that.file) && message.equals(that.message);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(file, line, column, message);
+    }
+
+    @Override
+    public String toString() {
+        return format();
+    }
+}

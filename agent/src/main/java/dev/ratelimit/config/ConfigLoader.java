@@ -1,0 +1,160 @@
+package dev.ratelimit.config;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.snakeyaml.engine.v2.api.lowlevel.Compose;
+import org.snakeyaml.engine.v2.exceptions.Mark;
+import org.snakeyaml.engine.v2.exceptions.MarkedYamlEngineException;
+import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
+import org.snakeyaml.engine.v2.nodes.Node;
+import org.snakeyaml.engine.v2.schema.CoreSchema;
+
+/**
+ * Reads and validates a version 1 rule file.
+ *
+ * <p>The file is composed into YAML nodes (never into Java objects, so no tag can instantiate a
+ * class) and walked by hand, which keeps every node's position for the error messages. Every
+ * problem is collected before failing, so that one run of {@code check} shows them all. Secrets are
+ * resolved here: environment and file tokens are hashed as soon as they are read.
+ */
+public final class ConfigLoader {
+
+    /** Larger files are refused before parsing: a rule file is a few kilobytes. */
+    public static final long MAX_FILE_SIZE = 1024 * 1024;
+
+    /** Enough for any honest use of anchors, far too few for an alias bomb ("billion laughs"). */
+    private static final int MAX_ALIASES = 20;
+
+    private ConfigLoader() {
+    }
+
+    /**
+     * Reads {@code file}, resolving {@code ${env:NAME}} from the process environment.
+     *
+     * @throws ConfigException listing every problem found
+     */
+    public static RuleSet load(Path file) throws ConfigException {
+        return load(file, System::getenv);
+    }
+
+    /**
+     * Reads {@code file}, resolving {@code ${env:NAME}} through {@code env} and relative
+     * {@code ${file:PATH}} against the rule file's directory.
+     *
+     * @throws ConfigException listing every problem found
+     */
+    public static RuleSet load(Path file, Function<String, String> env) throws ConfigException {
+        String fileName = file.toString();
+        String yaml = readText(file, fileName);
+        Path parent = file.toAbsolutePath().getParent();
+        return parse(yaml, fileName, parent == null ? Path.of("") : parent, env);
+    }
+
+    private static String readText(Path file, String fileName) throws ConfigException {
+        byte[] bytes;
+        try {
+            if (Files.isDirectory(file)) {
+                throw failure(fileName, "is a directory, not a rule file");
+            }
+            long size = Files.size(file);
+            if (size > MAX_FILE_SIZE) {
+                throw failure(fileName, "the rule file is " + size + " bytes; rule files are limited to 1 MB");
+            }
+            bytes = Files.readAllBytes(file);
+        } catch (NoSuchFileException e) {
+            throw failure(fileName, "the rule file does not exist");
+        } catch (IOException | SecurityException e) {
+            throw failure(fileName, "cannot read the rule file (" + e.getClass().getSimpleName() + ")");
+        }
+        if (bytes.length > MAX_FILE_SIZE) {
+            throw failure(fileName, "the rule file is larger than 1 MB; rule files are limited to 1 MB");
+        }
+        try {
+            return StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            throw failure(fileName, "the rule file is not valid UTF-8 text");
+        }
+    }
+
+    private static ConfigException failure(String fileName, String message) {
+        return new ConfigException(List.of(new ConfigError(fileName, 0, 0, message)));
+    }
+
+    /**
+     * Validates rule file text.
+     *
+     * @param yaml the file's content
+     * @param fileName the file's name as the user gave it, for error messages
+     * @param baseDir the directory relative {@code ${file:PATH}} tokens are resolved against
+     * @param env looks up environment variables for {@code ${env:NAME}}
+     * @throws ConfigException listing every problem found
+     */
+    public static RuleSet parse(String yaml, String fileName, Path baseDir, Function<String, String> env)
+            throws ConfigException {
+        if (yaml.length() > MAX_FILE_SIZE) {
+            throw failure(fileName, "the rule file is larger than 1 MB; rule files are limited to 1 MB");
+        }
+        String text = yaml.startsWith("\uFEFF") ? yaml.substring(1) : yaml;
+        LoadSettings settings = LoadSettings.builder()
+                .setLabel(fileName)
+                .setSchema(new CoreSchema())
+                .setMaxAliasesForCollections(MAX_ALIASES)
+                .setAllowRecursiveKeys(false)
+                .setCodePointLimit((int) MAX_FILE_SIZE + 1)
+                .build();
+        Optional<Node> root;
+        try {
+            root = new Compose(settings).composeString(text);
+        } catch (MarkedYamlEngineException e) {
+            throw new ConfigException(List.of(syntaxError(fileName, e)));
+        } catch (YamlEngineException e) {
+            String message = firstLine(e.getMessage());
+            if (message.contains("aliases")) {
+                throw failure(fileName, "the rule file uses more than " + MAX_ALIASES + " aliases (*name) of lists"
+                        + " or mappings; write the values out instead");
+            }
+            throw failure(fileName, "invalid YAML: " + message);
+        } catch (RuntimeException e) {
+            // The parser is not ours; whatever it throws, the user gets a message and no stack trace.
+            throw failure(fileName, "invalid YAML (" + e.getClass().getSimpleName() + ")");
+        }
+        if (root.isEmpty()) {
+            throw failure(fileName, "the rule file is empty; it needs at least 'version: 1'");
+        }
+        return RuleFileReader.read(root.get(), fileName, baseDir, env);
+    }
+
+    /** One line, at the problem's position, without SnakeYAML's source snippet. */
+    private static ConfigError syntaxError(String fileName, MarkedYamlEngineException e) {
+        String problem = e.getProblem() == null ? "syntax error" : firstLine(e.getProblem());
+        String context = e.getContext() == null ? "" : firstLine(e.getContext()) + ", ";
+        Optional<Mark> mark = e.getProblemMark().or(e::getContextMark);
+        String message = "invalid YAML: " + context + problem;
+        if (mark.isEmpty()) {
+            return new ConfigError(fileName, 0, 0, message);
+        }
+        return new ConfigError(fileName, mark.get().getLine() + 1, mark.get().getColumn() + 1, message);
+    }
+
+    private static String firstLine(String text) {
+        if (text == null) {
+            return "";
+        }
+        int newline = text.indexOf('\n');
+        return (newline < 0 ? text : text.substring(0, newline)).trim();
+    }
+}

@@ -1,0 +1,144 @@
+package dev.ratelimit.config;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Which HTTP requests a rule applies to: Ant-style path patterns and, optionally, request methods.
+ *
+ * <p>{@code *} matches within one path segment ({@code /files/*.txt}); a {@code **} segment matches
+ * any number of segments, none included ({@code /api/**} matches {@code /api} and
+ * {@code /api/a/b}). The request path is expected to be normalised already.
+ */
+public final class HttpMatch {
+
+    private final List<String> paths;
+    private final Set<String> methods;
+    private final List<Pattern> compiled;
+
+    private HttpMatch(List<String> paths, Set<String> methods, List<Pattern> compiled) {
+        this.paths = paths;
+        this.methods = methods;
+        this.compiled = compiled;
+    }
+
+    /**
+     * @param paths at least one Ant-style pattern, each starting with {@code /}
+     * @param methods request methods (upper-cased here); empty for every method
+     * @throws IllegalArgumentException with a message for the user
+     */
+    public static HttpMatch of(List<String> paths, List<String> methods) {
+        if (paths.isEmpty()) {
+            throw new IllegalArgumentException("give at least one path, such as /api/**");
+        }
+        List<Pattern> compiled = new ArrayList<>();
+        for (String path : paths) {
+            compiled.add(compilePath(path));
+        }
+        Set<String> methodSet = new LinkedHashSet<>();
+        for (String method : methods) {
+            if (!HttpTokens.isToken(method)) {
+                throw new IllegalArgumentException("invalid HTTP method '" + method
+                        + "'; expected a method name such as GET or POST");
+            }
+            methodSet.add(method.toUpperCase(Locale.ROOT));
+        }
+        return new HttpMatch(List.copyOf(paths), Collections.unmodifiableSet(methodSet), List.copyOf(compiled));
+    }
+
+    /**
+     * Checks and compiles one path pattern.
+     *
+     * @throws IllegalArgumentException with a message for the user
+     */
+    static Pattern compilePath(String path) {
+        if (path == null || !path.startsWith("/")) {
+            throw new IllegalArgumentException("invalid path '" + path + "': a path pattern must start with '/'");
+        }
+        for (int i = 0; i < path.length(); i++) {
+            char c = path.charAt(i);
+            if (c <= ' ' || c == 0x7F || c == '?' || c == '#') {
+                throw new IllegalArgumentException("invalid path '" + path
+                        + "': a path pattern matches the path alone, without spaces, control characters,"
+                        + " a query (?) or a fragment (#)");
+            }
+        }
+        if (path.equals("/")) {
+            return Pattern.compile("/");
+        }
+        StringBuilder regex = new StringBuilder();
+        for (String segment : path.substring(1).split("/", -1)) {
+            if (segment.equals("**")) {
+                regex.append("(?:/[^/]*)*");
+                continue;
+            }
+            if (segment.contains("**")) {
+                throw new IllegalArgumentException("invalid path '" + path
+                        + "': '**' must be a whole segment, as in /api/**; use '*' within a segment");
+            }
+            regex.append('/');
+            int start = 0;
+            for (int star = segment.indexOf('*'); star >= 0; star = segment.indexOf('*', start)) {
+                regex.append(quote(segment.substring(start, star))).append("[^/]*");
+                start = star + 1;
+            }
+            regex.append(quote(segment.substring(start)));
+        }
+        return Pattern.compile(regex.toString());
+    }
+
+    private static String quote(String literal) {
+        return literal.isEmpty() ? "" : Pattern.quote(literal);
+    }
+
+    /** The path patterns as written. */
+    public List<String> paths() {
+        return paths;
+    }
+
+    /** The upper-case request methods; empty for every method. */
+    public Set<String> methods() {
+        return methods;
+    }
+
+    /** True when a request with this method and (normalised) path falls under the rule. */
+    public boolean matches(String method, String path) {
+        if (!methods.isEmpty() && !methods.contains(method)) {
+            return false;
+        }
+        for (Pattern pattern : compiled) {
+            if (pattern.matcher(path).matches()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        if (this == other) {
+            return true;
+        }
+        if (!(other instanceof HttpMatch)) {
+            return false;
+        }
+        HttpMatch that = (HttpMatch) other;
+        return paths.equals(that.paths) && methods.equals(that.methods);
+    }
+
+    @Override
+    public int hashCode() {
+        return 31 * paths.hashCode() + methods.hashCode();
+    }
+
+    /** {@code http [GET, POST] /api/**}: methods when limited, then the paths. */
+    @Override
+    public String toString() {
+        return "http " + (methods.isEmpty() ? "" : methods + " ") + String.join(", ", paths);
+    }
+}

@@ -1,0 +1,103 @@
+package dev.ratelimit.config;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/** What a rule counts by: one key part, or several joined into one counter key. */
+public final class KeySpec {
+
+    private static final KeySpec GLOBAL = of(List.of("global"));
+
+    private final List<KeyPart> parts;
+
+    private KeySpec(List<KeyPart> parts) {
+        this.parts = List.copyOf(parts);
+    }
+
+    /** One counter for every caller; the default key. */
+    public static KeySpec global() {
+        return GLOBAL;
+    }
+
+    /**
+     * Parses one key, or several separated by commas ({@code client-ip, header:X-Tenant}), as the
+     * annotation's {@code key} attribute gives them.
+     *
+     * @throws IllegalArgumentException with a message for the user
+     */
+    public static KeySpec parse(String text) {
+        if (text == null || text.isBlank()) {
+            throw new IllegalArgumentException("the key is empty; expected global, client-ip, principal, "
+                    + "header:NAME, argN or argN.property");
+        }
+        List<String> parts = new ArrayList<>();
+        for (String part : text.split(",", -1)) {
+            parts.add(part.trim());
+        }
+        return of(parts);
+    }
+
+    /**
+     * The key made of {@code parts}, each as {@link KeyPart#parse} takes it.
+     *
+     * @throws IllegalArgumentException with a message for the user
+     */
+    public static KeySpec of(List<String> parts) {
+        if (parts.isEmpty()) {
+            throw new IllegalArgumentException("the key list is empty; give at least one key");
+        }
+        List<KeyPart> parsed = new ArrayList<>();
+        Set<KeyPart> seen = new HashSet<>();
+        for (String text : parts) {
+            KeyPart part = KeyPart.parse(text);
+            if (!seen.add(part)) {
+                throw new IllegalArgumentException("key '" + part + "' is listed twice");
+            }
+            parsed.add(part);
+        }
+        if (parsed.size() > 1 && seen.stream().anyMatch(p -> p.kind() == KeyPart.Kind.GLOBAL)) {
+            throw new IllegalArgumentException("'global' counts every caller together, so it cannot be combined "
+                    + "with other keys");
+        }
+        return new KeySpec(parsed);
+    }
+
+    /** The parts, in the order they are joined. */
+    public List<KeyPart> parts() {
+        return parts;
+    }
+
+    /** True when some part reads a method argument. */
+    public boolean usesArguments() {
+        return parts.stream().anyMatch(p -> p.kind() == KeyPart.Kind.ARGUMENT);
+    }
+
+    /** True when some part reads the current HTTP request: client-ip, principal or a header. */
+    public boolean usesRequest() {
+        return parts.stream().anyMatch(p -> p.kind() == KeyPart.Kind.CLIENT_IP
+                || p.kind() == KeyPart.Kind.PRINCIPAL || p.kind() == KeyPart.Kind.HEADER);
+    }
+
+    /** True for exactly {@code global}: one counter for every caller. */
+    public boolean isGlobal() {
+        return parts.size() == 1 && parts.get(0).kind() == KeyPart.Kind.GLOBAL;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return this == other || (other instanceof KeySpec && parts.equals(((KeySpec) other).parts));
+    }
+
+    @Override
+    public int hashCode() {
+        return parts.hashCode();
+    }
+
+    /** {@code client-ip} for one part, {@code [client-ip, header:X-Tenant]} for several. */
+    @Override
+    public String toString() {
+        return parts.size() == 1 ? parts.get(0).toString() : parts.toString();
+    }
+}

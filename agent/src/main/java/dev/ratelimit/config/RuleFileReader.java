@@ -1,0 +1,251 @@
+package dev.ratelimit.config;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.snakeyaml.engine.v2.nodes.MappingNode;
+import org.snakeyaml.engine.v2.nodes.Node;
+import org.snakeyaml.engine.v2.nodes.NodeTuple;
+import org.snakeyaml.engine.v2.nodes.ScalarNode;
+import org.snakeyaml.engine.v2.nodes.Tag;
+
+/**
+ * Turns the composed YAML of a version 1 rule file into a {@link RuleSet}, collecting every error
+ * with the position of the node at fault. Sections that fail are replaced by their defaults only to
+ * carry on checking; a file with any error never yields a RuleSet.
+ */
+final class RuleFileReader {
+
+    static final String REDIS_UNAVAILABLE = "the redis store is not available in this version of the agent"
+            + " (it arrives with the Redis store issue); use type: local";
+
+    private static final List<String> TOP_KEYS = List.of("version", "exempt", "client", "store", "rules");
+    private static final List<String> EXEMPT_KEYS = List.of("header", "tokens");
+    private static final List<String> CLIENT_KEYS = List.of("trusted-proxies", "ipv6-prefix");
+    private static final List<String> STORE_KEYS = List.of("type", "max-keys", "on-error", "redis");
+    private static final List<String> REDIS_KEYS = List.of("uri", "timeout", "key-prefix");
+
+    private final String fileName;
+    private final ErrorList errors;
+    private final NodeReader reader;
+    private final TokenReader tokens;
+
+    private RuleFileReader(String fileName, Path baseDir, Function<String, String> env) {
+        this.fileName = fileName;
+        this.errors = new ErrorList(fileName);
+        this.reader = new NodeReader(errors);
+        this.tokens = new TokenReader(reader, baseDir, env);
+    }
+
+    static RuleSet read(Node root, String fileName, Path baseDir, Function<String, String> env)
+            throws ConfigException {
+        return new RuleFileReader(fileName, baseDir, env).read(root);
+    }
+
+    private RuleSet read(Node root) throws ConfigException {
+        if (!(root instanceof MappingNode)) {
+            errors.add(root, "the rule file must be a mapping with the keys " + String.join(", ", TOP_KEYS)
+                    + ", not " + NodeReader.describe(root));
+            errors.throwIfAny();
+        }
+        checkVersion((MappingNode) root);
+        YamlMapping top = new YamlMapping((MappingNode) root, "the rule file", TOP_KEYS, errors);
+        ExemptConfig exempt = top.has("exempt") ? readExempt(top.get("exempt")) : ExemptConfig.disabled();
+        ClientConfig client = top.has("client") ? readClient(top.get("client")) : ClientConfig.defaults();
+        StoreConfig store = top.has("store") ? readStore(top.get("store")) : StoreConfig.defaults();
+        List<RuleConfig> rules = top.has("rules") ? readRules(top.get("rules"), store.onError()) : List.of();
+        errors.throwIfAny();
+        return new RuleSet(fileName, RuleSet.VERSION, exempt, client, store, rules);
+    }
+
+    /**
+     * Checked before anything else: a file of another version is written in a format this agent
+     * does not know, so its other errors would only be noise.
+     */
+    private void checkVersion(MappingNode root) throws ConfigException {
+        for (NodeTuple tuple : root.getValue()) {
+            Node key = tuple.getKeyNode();
+            if (key instanceof ScalarNode && ((ScalarNode) key).getValue().equals("version")) {
+                Node value = tuple.getValueNode();
+                if (value instanceof ScalarNode && value.getTag().equals(Tag.INT)) {
+                    String text = ((ScalarNode) value).getValue();
+                    if (!text.equals(String.valueOf(RuleSet.VERSION))) {
+                        errors.add(value, "this agent reads rule files of version 1; this file is version " + text
+                                + " (use a newer agent, or write the file in the version 1 format)");
+                        errors.throwIfAny();
+                    }
+                } else {
+                    errors.add(value, "version must be the number 1, not " + NodeReader.describe(value));
+                }
+                return;
+            }
+        }
+        errors.add(root, "the rule file must start with 'version: 1'");
+    }
+
+    private ExemptConfig readExempt(Node node) {
+        YamlMapping exempt = reader.mapping(node, "exempt", EXEMPT_KEYS);
+        if (exempt == null) {
+            return ExemptConfig.disabled();
+        }
+        String header = null;
+        if (!exempt.has("header")) {
+            errors.add(exempt.node(), "exempt needs a header: the request header that carries the token,"
+                    + " such as X-Internal-Token");
+        } else {
+            String text = reader.text(exempt.get("header"), "exempt.header");
+            if (text != null && !HttpTokens.isToken(text)) {
+                errors.add(exempt.get("header"), "exempt.header must be an HTTP header name (letters, digits"
+                        + " and !#$%&'*+-.^_`|~), such as X-Internal-Token");
+            } else {
+                header = text;
+            }
+        }
+        List<TokenSource> sources = new ArrayList<>();
+        if (!exempt.has("tokens")) {
+            errors.add(exempt.node(), "exempt needs tokens: a list of ${env:NAME}, ${file:PATH} or sha256:HEX");
+        } else {
+            List<Node> items = reader.list(exempt.get("tokens"), "exempt.tokens");
+            if (items != null && items.isEmpty()) {
+                errors.add(exempt.get("tokens"), "exempt.tokens is empty; give at least one token,"
+                        + " or remove the exempt section");
+            } else if (items != null) {
+                for (Node item : items) {
+                    TokenSource source = tokens.token(item);
+                    if (source != null) {
+                        sources.add(source);
+                    }
+                }
+            }
+        }
+        return new ExemptConfig(header, sources);
+    }
+
+    private ClientConfig readClient(Node node) {
+        YamlMapping client = reader.mapping(node, "client", CLIENT_KEYS);
+        if (client == null) {
+            return ClientConfig.defaults();
+        }
+        List<Cidr> proxies = new ArrayList<>();
+        if (client.has("trusted-proxies")) {
+            List<Node> items = reader.list(client.get("trusted-proxies"), "client.trusted-proxies");
+            for (Node item : items == null ? List.<Node>of() : items) {
+                String text = reader.text(item, "a trusted proxy");
+                if (text != null) {
+                    try {
+                        proxies.add(Cidr.parse(text));
+                    } catch (IllegalArgumentException e) {
+                        errors.add(item, e.getMessage());
+                    }
+                }
+            }
+        }
+        int prefix = ClientConfig.DEFAULT_IPV6_PREFIX;
+        if (client.has("ipv6-prefix")) {
+            Long value = reader.wholeNumber(client.get("ipv6-prefix"), "client.ipv6-prefix", 1, 128);
+            if (value != null) {
+                prefix = value.intValue();
+            }
+        }
+        return new ClientConfig(proxies, prefix);
+    }
+
+    private StoreConfig readStore(Node node) {
+        YamlMapping store = reader.mapping(node, "store", STORE_KEYS);
+        if (store == null) {
+            return StoreConfig.defaults();
+        }
+        StoreConfig.Type type = StoreConfig.Type.LOCAL;
+        if (store.has("type")) {
+            StoreConfig.Type value = reader.choice(store.get("type"), "store.type", StoreConfig.Type.values(),
+                    StoreConfig.Type::yamlName, StoreConfig.Type::fromYaml);
+            type = value == null ? type : value;
+        }
+        long maxKeys = StoreConfig.DEFAULT_MAX_KEYS;
+        if (store.has("max-keys")) {
+            Long value = reader.wholeNumber(store.get("max-keys"), "store.max-keys", 1, Long.MAX_VALUE);
+            maxKeys = value == null ? maxKeys : value;
+        }
+        OnError onError = OnError.ALLOW;
+        if (store.has("on-error")) {
+            OnError value = reader.choice(store.get("on-error"), "store.on-error", OnError.values(),
+                    OnError::yamlName, OnError::fromYaml);
+            onError = value == null ? onError : value;
+        }
+        RedisConfig redis = store.has("redis") ? readRedis(store.get("redis")) : null;
+        if (type == StoreConfig.Type.REDIS) {
+            if (!store.has("redis")) {
+                errors.add(store.get("type"), "type: redis needs a store.redis section with at least a uri");
+            }
+            // Until the Redis store exists, refuse rather than count locally behind the user's back.
+            errors.add(store.get("type"), REDIS_UNAVAILABLE);
+            type = StoreConfig.Type.LOCAL;
+        }
+        return new StoreConfig(type, maxKeys, onError, redis);
+    }
+
+    private RedisConfig readRedis(Node node) {
+        YamlMapping redis = reader.mapping(node, "store.redis", REDIS_KEYS);
+        if (redis == null) {
+            return null;
+        }
+        String uri = null;
+        if (!redis.has("uri")) {
+            errors.add(redis.node(), "store.redis needs a uri, such as redis://127.0.0.1:6379/0");
+        } else {
+            String text = reader.text(redis.get("uri"), "store.redis.uri");
+            String substituted = text == null ? null
+                    : tokens.substituteEnvironment(redis.get("uri"), text, "store.redis.uri");
+            if (substituted != null && !RedisConfig.isRedisUri(substituted)) {
+                // The URI may hold a password, so the message does not repeat it.
+                errors.add(redis.get("uri"), "store.redis.uri must start with redis:// (or rediss:// for TLS)"
+                        + " followed by a host, such as redis://127.0.0.1:6379/0");
+            } else {
+                uri = substituted;
+            }
+        }
+        Duration timeout = RedisConfig.DEFAULT_TIMEOUT;
+        if (redis.has("timeout")) {
+            Duration value = reader.duration(redis.get("timeout"), "store.redis.timeout");
+            timeout = value == null ? timeout : value;
+        }
+        String keyPrefix = RedisConfig.DEFAULT_KEY_PREFIX;
+        if (redis.has("key-prefix")) {
+            String value = reader.text(redis.get("key-prefix"), "store.redis.key-prefix");
+            keyPrefix = value == null ? keyPrefix : value;
+        }
+        return uri == null ? null : new RedisConfig(uri, timeout, keyPrefix);
+    }
+
+    private List<RuleConfig> readRules(Node node, OnError storeOnError) {
+        if (node instanceof ScalarNode && node.getTag().equals(Tag.NULL)) {
+            return List.of();
+        }
+        List<Node> items = reader.list(node, "rules");
+        if (items == null) {
+            return List.of();
+        }
+        RuleReader ruleReader = new RuleReader(reader, storeOnError);
+        Map<String, Node> names = new HashMap<>();
+        List<RuleConfig> rules = new ArrayList<>();
+        for (int i = 0; i < items.size(); i++) {
+            RuleReader.Result result = ruleReader.read(items.get(i), i + 1);
+            if (result.nameNode != null) {
+                Node first = names.putIfAbsent(result.name, result.nameNode);
+                if (first != null) {
+                    errors.add(result.nameNode, "duplicate rule name '" + result.name + "' (first used on line "
+                            + first.getStartMark().map(m -> m.getLine() + 1).orElse(0) + ")");
+                    continue;
+                }
+            }
+            if (result.rule != null) {
+                rules.add(result.rule);
+            }
+        }
+        return rules;
+    }
+}

@@ -1,0 +1,85 @@
+package dev.ratelimit.config;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/** A validated rule file: every setting resolved, every default applied. Immutable. */
+public final class RuleSet {
+
+    /** The only rule file version this agent reads. */
+    public static final int VERSION = 1;
+
+    private final String source;
+    private final int version;
+    private final ExemptConfig exempt;
+    private final ClientConfig client;
+    private final StoreConfig store;
+    private final List<RuleConfig> rules;
+    private final Map<String, RuleConfig> byName;
+
+    RuleSet(String source, int version, ExemptConfig exempt, ClientConfig client, StoreConfig store,
+            List<RuleConfig> rules) {
+        this.source = Objects.requireNonNull(source, "source");
+        this.version = version;
+        this.exempt = Objects.requireNonNull(exempt, "exempt");
+        this.client = Objects.requireNonNull(client, "client");
+        this.store = Objects.requireNonNull(store, "store");
+        this.rules = List.copyOf(rules);
+        Map<String, RuleConfig> names = new LinkedHashMap<>();
+        for (RuleConfig rule : this.rules) {
+            if (names.putIfAbsent(rule.name(), rule) != null) {
+                throw new IllegalArgumentException("two rules are named " + rule.name());
+            }
+        }
+        this.byName = names;
+    }
+
+    /** No rules, no exempt tokens, default client and store settings. */
+    public static RuleSet empty(String source) {
+        return new RuleSet(source, VERSION, ExemptConfig.disabled(), ClientConfig.defaults(),
+                StoreConfig.defaults(), List.of());
+    }
+
+    /** The rule file's path as the user gave it. */
+    public String source() {
+        return source;
+    }
+
+    /** The rule file's version; always 1 for now. */
+    public int version() {
+        return version;
+    }
+
+    /** The internal tokens that exempt callers. */
+    public ExemptConfig exempt() {
+        return exempt;
+    }
+
+    /** How HTTP clients are identified. */
+    public ClientConfig client() {
+        return client;
+    }
+
+    /** Where counters are kept. */
+    public StoreConfig store() {
+        return store;
+    }
+
+    /** The rules in file order. */
+    public List<RuleConfig> rules() {
+        return rules;
+    }
+
+    /** The rule named {@code name}, if there is one. */
+    public Optional<RuleConfig> rule(String name) {
+        return Optional.ofNullable(byName.get(name));
+    }
+
+    @Override
+    public String toString() {
+        return source + " (version " + version + ", " + rules.size() + (rules.size() == 1 ? " rule)" : " rules)");
+    }
+}

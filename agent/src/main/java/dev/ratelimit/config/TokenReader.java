@@ -1,0 +1,193 @@
+package dev.ratelimit.config;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.snakeyaml.engine.v2.nodes.Node;
+
+/**
+ * Resolves the rule file's secrets: exempt tokens and {@code ${env:NAME}} references in the Redis
+ * URI. <b>Important</b>: no message written here may contain a secret or an environment
+ * variable's value; name the variable or the file instead. Token bytes are hashed at once and the
+ * plaintext arrays are cleared.
+ */
+final class TokenReader {
+
+    /** Shorter literal tokens are guessable, and were most likely meant to be something else. */
+    static final int MIN_LITERAL_LENGTH = 16;
+    private static final long MAX_TOKEN_FILE_SIZE = 64 * 1024;
+
+    private static final String HEADER_UNSAFE = "contains spaces, control or non-ASCII characters,"
+            + " which cannot be sent reliably in an HTTP header";
+
+    private static final Pattern ENV = Pattern.compile("\\$\\{env:([A-Za-z_][A-Za-z0-9_]*)}");
+    private static final Pattern FILE = Pattern.compile("\\$\\{file:([^}]+)}");
+    private static final Pattern SHA256 = Pattern.compile("sha256:([0-9a-fA-F]{64})");
+
+    private final NodeReader reader;
+    private final Path baseDir;
+    private final Function<String, String> env;
+
+    TokenReader(NodeReader reader, Path baseDir, Function<String, String> env) {
+        this.reader = reader;
+        this.baseDir = baseDir;
+        this.env = env;
+    }
+
+    /** The token given by {@code node}, or null after reporting why it cannot be used. */
+    TokenSource token(Node node) {
+        String text = reader.text(node, "an exempt token");
+        if (text == null) {
+            return null;
+        }
+        ErrorList errors = reader.errors();
+        if (text.startsWith("${")) {
+            Matcher envMatch = ENV.matcher(text);
+            if (envMatch.matches()) {
+                return fromEnvironment(node, envMatch.group(1));
+            }
+            Matcher fileMatch = FILE.matcher(text);
+            if (fileMatch.matches()) {
+                return fromFile(node, fileMatch.group(1));
+            }
+            errors.add(node, "a token starting with '${' must be ${env:NAME} (NAME of letters, digits and _)"
+                    + " or ${file:PATH}");
+            return null;
+        }
+        if (text.startsWith("sha256:")) {
+            Matcher digestMatch = SHA256.matcher(text);
+            if (!digestMatch.matches()) {
+                errors.add(node, "a sha256: token must be followed by exactly 64 hex digits, the SHA-256 of the token");
+                return null;
+            }
+            return TokenSource.fromDigest(decodeHex(digestMatch.group(1)));
+        }
+        if (text.length() < MIN_LITERAL_LENGTH) {
+            errors.add(node, "this literal token is too short to be a secret: use at least " + MIN_LITERAL_LENGTH
+                    + " characters, or better ${env:NAME}, ${file:PATH} or sha256:HEX");
+            return null;
+        }
+        if (!isHeaderSafe(text.getBytes(StandardCharsets.UTF_8))) {
+            errors.add(node, "this literal token " + HEADER_UNSAFE);
+            return null;
+        }
+        return TokenSource.literal(text);
+    }
+
+    private TokenSource fromEnvironment(Node node, String name) {
+        String value = env.apply(name);
+        if (value == null) {
+            reader.errors().add(node, "environment variable " + name + " is not set; it must hold the internal token");
+            return null;
+        }
+        if (value.isEmpty()) {
+            reader.errors().add(node, "environment variable " + name + " is empty; it must hold the internal token");
+            return null;
+        }
+        byte[] token = value.getBytes(StandardCharsets.UTF_8);
+        try {
+            if (!isHeaderSafe(token)) {
+                reader.errors().add(node, "the token in environment variable " + name + " " + HEADER_UNSAFE);
+                return null;
+            }
+            return TokenSource.fromEnvironment(name, token);
+        } finally {
+            Arrays.fill(token, (byte) 0);
+        }
+    }
+
+    private TokenSource fromFile(Node node, String written) {
+        ErrorList errors = reader.errors();
+        Path path;
+        try {
+            path = baseDir.resolve(written);
+        } catch (InvalidPathException e) {
+            errors.add(node, "token file " + written + " is not a valid path");
+            return null;
+        }
+        byte[] content;
+        try {
+            if (Files.size(path) > MAX_TOKEN_FILE_SIZE) {
+                errors.add(node, "token file " + written + " is larger than 64 KB; it must hold just the token");
+                return null;
+            }
+            content = Files.readAllBytes(path);
+        } catch (NoSuchFileException e) {
+            errors.add(node, "token file " + written + " does not exist");
+            return null;
+        } catch (IOException | SecurityException e) {
+            errors.add(node, "cannot read token file " + written + " (" + e.getClass().getSimpleName() + ")");
+            return null;
+        }
+        int length = content.length;
+        while (length > 0 && (content[length - 1] == '\n' || content[length - 1] == '\r')) {
+            length--;
+        }
+        byte[] token = Arrays.copyOf(content, length);
+        Arrays.fill(content, (byte) 0);
+        try {
+            if (length == 0) {
+                errors.add(node, "token file " + written + " is empty; it must hold the internal token");
+                return null;
+            }
+            if (!isHeaderSafe(token)) {
+                errors.add(node, "the token in file " + written + " " + HEADER_UNSAFE);
+                return null;
+            }
+            return TokenSource.fromFile(written, token);
+        } finally {
+            Arrays.fill(token, (byte) 0);
+        }
+    }
+
+    /** Visible ASCII only: what survives a trip through an HTTP header unchanged. */
+    private static boolean isHeaderSafe(byte[] token) {
+        for (byte b : token) {
+            if (b < 0x21 || b > 0x7E) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static byte[] decodeHex(String hex) {
+        byte[] bytes = new byte[hex.length() / 2];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = (byte) Integer.parseInt(hex.substring(2 * i, 2 * i + 2), 16);
+        }
+        return bytes;
+    }
+
+    /**
+     * {@code text} with every {@code ${env:NAME}} replaced by the variable's value, or null after
+     * reporting a missing variable or a malformed reference.
+     */
+    String substituteEnvironment(Node node, String text, String what) {
+        StringBuilder result = new StringBuilder();
+        int start = 0;
+        for (int ref = text.indexOf("${"); ref >= 0; ref = text.indexOf("${", start)) {
+            Matcher matcher = ENV.matcher(text).region(ref, text.length());
+            if (!matcher.lookingAt()) {
+                reader.errors().add(node, what + " may only contain ${env:NAME} references"
+                        + " (NAME of letters, digits and _)");
+                return null;
+            }
+            String value = env.apply(matcher.group(1));
+            if (value == null || value.isEmpty()) {
+                reader.errors().add(node, "environment variable " + matcher.group(1) + ", used in " + what
+                        + (value == null ? ", is not set" : ", is empty"));
+                return null;
+            }
+            result.append(text, start, ref).append(value);
+            start = matcher.end();
+        }
+        return result.append(text.substring(start)).toString();
+    }
+}

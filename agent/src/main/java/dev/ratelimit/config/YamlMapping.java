@@ -1,0 +1,97 @@
+package dev.ratelimit.config;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.snakeyaml.engine.v2.nodes.MappingNode;
+import org.snakeyaml.engine.v2.nodes.Node;
+import org.snakeyaml.engine.v2.nodes.NodeTuple;
+import org.snakeyaml.engine.v2.nodes.ScalarNode;
+
+/**
+ * A YAML mapping checked against the keys it may have: duplicate, unknown and non-text keys are
+ * reported once, here, with a suggestion when an unknown key is a near miss of a known one.
+ */
+final class YamlMapping {
+
+    private final MappingNode node;
+    private final Map<String, NodeTuple> entries = new HashMap<>();
+
+    YamlMapping(MappingNode node, String where, List<String> knownKeys, ErrorList errors) {
+        this.node = node;
+        for (NodeTuple tuple : node.getValue()) {
+            Node keyNode = tuple.getKeyNode();
+            if (!(keyNode instanceof ScalarNode)) {
+                errors.add(keyNode, "a key in " + where + " must be a plain name, not a list or mapping");
+                continue;
+            }
+            String key = ((ScalarNode) keyNode).getValue();
+            NodeTuple first = entries.get(key);
+            if (first != null) {
+                errors.add(keyNode, "duplicate key '" + key + "' in " + where + " (first given on line "
+                        + (first.getKeyNode().getStartMark().map(m -> m.getLine() + 1).orElse(0)) + ")");
+            } else if (!knownKeys.contains(key)) {
+                errors.add(keyNode, unknownKey(key, where, knownKeys));
+            } else {
+                entries.put(key, tuple);
+            }
+        }
+    }
+
+    private static String unknownKey(String key, String where, List<String> knownKeys) {
+        String closest = null;
+        int best = 3;
+        for (String known : knownKeys) {
+            int distance = editDistance(key, known);
+            if (distance < best) {
+                best = distance;
+                closest = known;
+            }
+        }
+        if (closest != null) {
+            return "unknown key '" + key + "' (did you mean '" + closest + "'?)";
+        }
+        return "unknown key '" + key + "' in " + where + "; expected one of " + String.join(", ", knownKeys);
+    }
+
+    /** Levenshtein distance; the strings are short keys. */
+    static int editDistance(String a, String b) {
+        int[] previous = new int[b.length() + 1];
+        int[] current = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            previous[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            current[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int substitution = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+                current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
+            }
+            int[] swap = previous;
+            previous = current;
+            current = swap;
+        }
+        return previous[b.length()];
+    }
+
+    /** The mapping node itself, for errors about a missing key. */
+    MappingNode node() {
+        return node;
+    }
+
+    boolean has(String key) {
+        return entries.containsKey(key);
+    }
+
+    /** The value of {@code key}, or null when it is absent. */
+    Node get(String key) {
+        NodeTuple tuple = entries.get(key);
+        return tuple == null ? null : tuple.getValueNode();
+    }
+
+    /** The key node of {@code key}, or null when it is absent. */
+    Node keyNode(String key) {
+        NodeTuple tuple = entries.get(key);
+        return tuple == null ? null : tuple.getKeyNode();
+    }
+}

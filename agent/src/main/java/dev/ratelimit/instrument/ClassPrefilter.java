@@ -1,0 +1,80 @@
+package dev.ratelimit.instrument;
+
+import java.lang.instrument.IllegalClassFormatException;
+import java.nio.charset.StandardCharsets;
+import java.security.ProtectionDomain;
+import net.bytebuddy.agent.builder.AgentBuilder;
+import net.bytebuddy.agent.builder.ResettableClassFileTransformer;
+
+/**
+ * Looks at a class file's bytes before Byte Buddy parses it: a class can only declare a
+ * {@code @RateLimited} method if its constant pool names a type whose simple name is
+ * {@code RateLimited}, and only a class whose name a method rule matches needs a look otherwise.
+ * Every other class (nearly all of them) is passed over with a byte scan instead of a parse.
+ */
+final class ClassPrefilter implements AgentBuilder.TransformerDecorator {
+    private static final byte[] ANNOTATION_MARK = "RateLimited;".getBytes(StandardCharsets.US_ASCII);
+
+    private final LimitedMethodTransformer.RuleBookSource rules;
+
+    ClassPrefilter(LimitedMethodTransformer.RuleBookSource rules) {
+        this.rules = rules;
+    }
+
+    @Override
+    public ResettableClassFileTransformer decorate(ResettableClassFileTransformer transformer) {
+        return new Filtering(transformer, rules);
+    }
+
+    static boolean mentionsAnnotation(byte[] classFile) {
+        return indexOf(classFile, ANNOTATION_MARK) >= 0;
+    }
+
+    private static int indexOf(byte[] data, byte[] pattern) {
+        byte first = pattern[0];
+        int last = data.length - pattern.length;
+        outer:
+        for (int i = 0; i <= last; i++) {
+            if (data[i] != first) {
+                continue;
+            }
+            for (int j = 1; j < pattern.length; j++) {
+                if (data[i + j] != pattern[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        return -1;
+    }
+
+    private static final class Filtering extends ResettableClassFileTransformer.WithDelegation {
+        private final LimitedMethodTransformer.RuleBookSource rules;
+
+        Filtering(ResettableClassFileTransformer delegate, LimitedMethodTransformer.RuleBookSource rules) {
+            super(delegate);
+            this.rules = rules;
+        }
+
+        private boolean worthALook(String internalName, byte[] classFile) {
+            return classFile != null && (mentionsAnnotation(classFile)
+                    || (internalName != null && rules.current().namesClass(internalName.replace('/', '.'))));
+        }
+
+        @Override
+        public byte[] transform(ClassLoader loader, String internalName, Class<?> redefined, ProtectionDomain domain,
+                byte[] classFile) throws IllegalClassFormatException {
+            return worthALook(internalName, classFile)
+                    ? classFileTransformer.transform(loader, internalName, redefined, domain, classFile)
+                    : null;
+        }
+
+        @Override
+        public byte[] transform(Module module, ClassLoader loader, String internalName, Class<?> redefined,
+                ProtectionDomain domain, byte[] classFile) throws IllegalClassFormatException {
+            return worthALook(internalName, classFile)
+                    ? classFileTransformer.transform(module, loader, internalName, redefined, domain, classFile)
+                    : null;
+        }
+    }
+}

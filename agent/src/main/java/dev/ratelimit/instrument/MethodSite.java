@@ -1,0 +1,47 @@
+package dev.ratelimit.instrument;
+
+/**
+ * One instrumented method, as seen at transform time: what it is called, whether its advice
+ * passes the arguments, and the values of its {@code @RateLimited} annotation if it has one.
+ * Which rules apply is decided from these facts whenever the rules are (re)loaded.
+ */
+final class MethodSite {
+    final int id;
+    final String className;
+    final String methodName;
+    /** {@code SimpleClassName#method}: the rule name an annotation without a value refers to. */
+    final String defaultRuleName;
+    final boolean passesArguments;
+    /** Null when the method is not annotated. */
+    final AnnotationValues annotation;
+
+    MethodSite(int id, String className, String methodName, String simpleClassName, boolean passesArguments,
+            AnnotationValues annotation) {
+        this.id = id;
+        this.className = className;
+        this.methodName = methodName;
+        this.defaultRuleName = simpleClassName + '#' + methodName;
+        this.passesArguments = passesArguments;
+        this.annotation = annotation;
+    }
+
+    @Override
+    public String toString() {
+        return className + '#' + methodName;
+    }
+
+    /** The attributes of a {@code @RateLimited} annotation, read from the class file. */
+    static final class AnnotationValues {
+        final String ruleName;
+        final long limit;
+        final String window;
+        final String key;
+
+        AnnotationValues(String ruleName, long limit, String window, String key) {
+            this.ruleName = ruleName;
+            this.limit = limit;
+            this.window = window;
+            this.key = key;
+        }
+    }
+}

@@ -1,0 +1,143 @@
+package dev.ratelimit.instrument;
+
+import dev.ratelimit.config.Durations;
+import dev.ratelimit.config.KeySpec;
+import dev.ratelimit.config.LimitSpec;
+import dev.ratelimit.config.RuleConfig;
+import dev.ratelimit.config.RuleSet;
+import dev.ratelimit.limit.ActiveRule;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The loaded rules: the rule file's rules by name, and the rules declared inline by
+ * {@code @RateLimited} attributes, created when their first method is instrumented. Decides
+ * which rules apply to an instrumented method.
+ */
+final class RuleBook {
+    private static final System.Logger LOG = System.getLogger("dev.ratelimit");
+
+    private final RuleSet ruleSet;
+    private final Map<String, ActiveRule> byName = new LinkedHashMap<>();
+    private final List<ActiveRule> methodRules = new ArrayList<>();
+    private final Map<String, ActiveRule> inline = new ConcurrentHashMap<>();
+    private final Set<String> warned = ConcurrentHashMap.newKeySet();
+
+    RuleBook(RuleSet ruleSet) {
+        this.ruleSet = ruleSet;
+        for (RuleConfig config : ruleSet.rules()) {
+            ActiveRule rule = new ActiveRule(config, ruleSet.store().maxKeys());
+            byName.put(config.name(), rule);
+            if (config.methodPattern() != null) {
+                methodRules.add(rule);
+            }
+        }
+    }
+
+    RuleSet ruleSet() {
+        return ruleSet;
+    }
+
+    /** Every rule of the rule file, and the inline rules created so far. */
+    Collection<ActiveRule> rules() {
+        List<ActiveRule> all = new ArrayList<>(byName.values());
+        all.addAll(inline.values());
+        return Collections.unmodifiableList(all);
+    }
+
+    /** Whether some rule of the file names methods of this class. */
+    boolean namesClass(String className) {
+        for (ActiveRule rule : methodRules) {
+            if (rule.config().methodPattern().matchesClass(className)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether some rule of the file names this method. */
+    boolean namesMethod(String className, String methodName) {
+        for (ActiveRule rule : methodRules) {
+            if (matches(rule, className, methodName)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean matches(ActiveRule rule, String className, String methodName) {
+        return rule.config().methodPattern().matchesClass(className)
+                && rule.config().methodPattern().matchesMethod(methodName);
+    }
+
+    /** The rules that apply to a method, in the order they are checked. */
+    ActiveRule[] rulesFor(MethodSite site) {
+        List<ActiveRule> rules = new ArrayList<>(1);
+        for (ActiveRule rule : methodRules) {
+            if (matches(rule, site.className, site.methodName)) {
+                rules.add(rule);
+            }
+        }
+        if (site.annotation != null) {
+            ActiveRule rule = annotated(site);
+            if (rule != null && !rules.contains(rule)) {
+                rules.add(rule);
+            }
+        }
+        for (ActiveRule rule : rules) {
+            if (rule.usesArguments() && !site.passesArguments) {
+                warnOnce(site + "/" + rule.name(), "rule '" + rule.name() + "' keys on arguments, but " + site
+                        + " was instrumented before it did; it is not limited by that rule until the class is reloaded");
+            }
+        }
+        rules.removeIf(rule -> rule.usesArguments() && !site.passesArguments);
+        return rules.toArray(new ActiveRule[0]);
+    }
+
+    private ActiveRule annotated(MethodSite site) {
+        MethodSite.AnnotationValues values = site.annotation;
+        if (!values.ruleName.isEmpty()) {
+            ActiveRule rule = byName.get(values.ruleName);
+            if (rule == null) {
+                warnOnce("missing:" + values.ruleName, "@RateLimited(\"" + values.ruleName + "\") on " + site
+                        + " names no rule in " + ruleSet.source() + "; the method is not limited");
+            }
+            return rule;
+        }
+        ActiveRule rule = byName.get(site.defaultRuleName);
+        if (rule != null) {
+            return rule;
+        }
+        return inline.computeIfAbsent(site.defaultRuleName, name -> inlineRule(name, site));
+    }
+
+    private ActiveRule inlineRule(String name, MethodSite site) {
+        MethodSite.AnnotationValues values = site.annotation;
+        try {
+            if (values.limit <= 0) {
+                throw new IllegalArgumentException("limit must be a positive whole number, not " + values.limit);
+            }
+            RuleConfig config = RuleConfig.inline(name, KeySpec.parse(values.key),
+                    List.of(new LimitSpec(values.limit, Durations.parse(values.window))));
+            LOG.log(Level.DEBUG, () -> "rate-limit-agent: inline rule " + config.describe() + " from " + site);
+            return new ActiveRule(config, ruleSet.store().maxKeys());
+        } catch (IllegalArgumentException e) {
+            warnOnce("inline:" + name, "@RateLimited on " + site + " is not usable (" + e.getMessage()
+                    + "); the method is not limited");
+            return null;
+        }
+    }
+
+    private void warnOnce(String what, String message) {
+        if (warned.add(what)) {
+            LOG.log(Level.WARNING, "rate-limit-agent: " + message);
+        }
+    }
+}

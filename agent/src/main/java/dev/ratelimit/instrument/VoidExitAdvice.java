@@ -1,0 +1,16 @@
+package dev.ratelimit.instrument;
+
+import net.bytebuddy.asm.Advice;
+
+/** As {@link ValueExitAdvice}, for {@code void} methods: a default "return" just skips the body. */
+final class VoidExitAdvice {
+    private VoidExitAdvice() {
+    }
+
+    @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
+    static void exit(@Advice.Enter Object rejection, @Advice.Thrown(readOnly = false) Throwable thrown) {
+        if (rejection instanceof Throwable) {
+            thrown = (Throwable) rejection;
+        }
+    }
+}

@@ -1,0 +1,98 @@
+package dev.ratelimit.limit;
+
+import dev.ratelimit.config.Mode;
+import dev.ratelimit.config.OnReject;
+import dev.ratelimit.config.RuleConfig;
+import java.lang.System.Logger.Level;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A loaded rule: its configuration, key resolver, limiter and metrics, everything a decision
+ * needs decided once when the rules are loaded.
+ */
+public final class ActiveRule {
+    private static final System.Logger LOG = System.getLogger("dev.ratelimit");
+
+    private final RuleConfig config;
+    private final KeyResolver keys;
+    private final RuleLimiter limiter;
+    private final RuleMetrics metrics = new RuleMetrics();
+    private final boolean shadow;
+    private final boolean returnDefault;
+    private final boolean exemptable;
+    private final long logIntervalMillis;
+    private final AtomicLong lastRejectionLog = new AtomicLong(Long.MIN_VALUE);
+
+    public ActiveRule(RuleConfig config, long maxKeys) {
+        this.config = config;
+        this.keys = KeyResolver.of(config.key());
+        this.limiter = RuleLimiter.create(config, maxKeys);
+        this.shadow = config.mode() == Mode.SHADOW;
+        this.returnDefault = config.onReject() == OnReject.RETURN_DEFAULT;
+        this.exemptable = config.exempt();
+        long shortest = Long.MAX_VALUE;
+        for (var limit : config.limits()) {
+            shortest = Math.min(shortest, limit.window().toMillis());
+        }
+        this.logIntervalMillis = shortest;
+    }
+
+    public String name() {
+        return config.name();
+    }
+
+    public RuleConfig config() {
+        return config;
+    }
+
+    public RuleMetrics metrics() {
+        return metrics;
+    }
+
+    public long trackedKeys() {
+        return limiter.trackedKeys();
+    }
+
+    /** Whether the key reads method arguments. */
+    public boolean usesArguments() {
+        return keys.usesArguments();
+    }
+
+    /** Whether a rejection returns the method's default value rather than throwing. */
+    public boolean returnsDefault() {
+        return returnDefault;
+    }
+
+    /**
+     * Decides one call. Exempt requests are not counted at all.
+     *
+     * @param arguments the method's arguments, or {@code null} for HTTP rules
+     * @param request the request being served, or {@code null}
+     * @return an {@link Outcome}; in shadow mode always allowed
+     */
+    public long decide(Object[] arguments, RequestKeys request) {
+        if (exemptable && request != null && request.exempt()) {
+            metrics.exempted.increment();
+            return Outcome.allowed(Long.MAX_VALUE);
+        }
+        long outcome = limiter.acquire(keys.resolve(arguments, request));
+        if (Outcome.isAllowed(outcome)) {
+            metrics.allowed.increment();
+            return outcome;
+        }
+        metrics.rejected.increment();
+        logRejection();
+        return shadow ? Outcome.allowed(0) : outcome;
+    }
+
+    /** At most one line per rule per (shortest) window; never the key. */
+    private void logRejection() {
+        long now = CoarseClock.millis();
+        long last = lastRejectionLog.get();
+        if (now - last >= logIntervalMillis && lastRejectionLog.compareAndSet(last, now)) {
+            LOG.log(shadow ? Level.INFO : Level.DEBUG, "rate-limit-agent: rule '" + name() + "' "
+                    + (shadow ? "would reject (shadow mode) " : "rejected ") + "calls over " + config.limits()
+                    + "; " + metrics.rejected() + " rejected since start");
+        }
+    }
+}

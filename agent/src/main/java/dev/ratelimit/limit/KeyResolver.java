@@ -1,0 +1,120 @@
+package dev.ratelimit.limit;
+
+import dev.ratelimit.config.KeyPart;
+import dev.ratelimit.config.KeySpec;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.List;
+
+/**
+ * Turns a call into the key it is counted under, as the rule's {@code key:} says.
+ *
+ * <p>A missing value ({@code null} argument or property, missing header, no principal, no
+ * current request) is the key {@code -}. Several parts are joined with their lengths, so no
+ * choice of values can make two different tuples the same key. Keys longer than
+ * {@value #MAX_KEY_LENGTH} characters are replaced by their SHA-256, so a huge argument cannot
+ * make the store hold a huge string, and distinct values stay distinct.
+ */
+public final class KeyResolver {
+    static final String MISSING = "-";
+    static final int MAX_KEY_LENGTH = 256;
+
+    private final Part[] parts;
+    private final boolean usesArguments;
+
+    private KeyResolver(Part[] parts, boolean usesArguments) {
+        this.parts = parts;
+        this.usesArguments = usesArguments;
+    }
+
+    /** The resolver for a key spec. */
+    public static KeyResolver of(KeySpec spec) {
+        List<KeyPart> specParts = spec.parts();
+        Part[] parts = new Part[specParts.size()];
+        for (int i = 0; i < parts.length; i++) {
+            parts[i] = part(specParts.get(i));
+        }
+        return new KeyResolver(parts, spec.usesArguments());
+    }
+
+    private static Part part(KeyPart part) {
+        switch (part.kind()) {
+            case CLIENT_IP:
+                return (args, request) -> request == null ? null : request.clientIp();
+            case PRINCIPAL:
+                return (args, request) -> request == null ? null : request.principal();
+            case HEADER: {
+                String name = part.headerName();
+                return (args, request) -> request == null ? null : request.header(name);
+            }
+            case ARGUMENT: {
+                int index = part.argumentIndex();
+                PropertyPath path = PropertyPath.of(part.propertyPath());
+                return (args, request) -> {
+                    if (args == null || index >= args.length) {
+                        throw new IllegalStateException("the key names argument " + index
+                                + " but the method has " + (args == null ? 0 : args.length));
+                    }
+                    Object value = path.read(args[index]);
+                    return value == null ? null : text(value);
+                };
+            }
+            default:
+                return (args, request) -> "*";
+        }
+    }
+
+    private static String text(Object value) {
+        if (value instanceof String) {
+            return (String) value;
+        }
+        if (value instanceof Enum) {
+            return ((Enum<?>) value).name();
+        }
+        return String.valueOf(value);
+    }
+
+    /** Whether the key reads the method's arguments (the advice must pass them). */
+    public boolean usesArguments() {
+        return usesArguments;
+    }
+
+    /** The key of a call with these arguments, made while serving {@code request} (or none). */
+    public String resolve(Object[] arguments, RequestKeys request) {
+        if (parts.length == 1) {
+            return bounded(orMissing(parts[0].value(arguments, request)));
+        }
+        StringBuilder key = new StringBuilder();
+        for (Part part : parts) {
+            String value = orMissing(part.value(arguments, request));
+            key.append(value.length()).append(':').append(value);
+        }
+        return bounded(key.toString());
+    }
+
+    private static String orMissing(String value) {
+        return value == null ? MISSING : value;
+    }
+
+    private static String bounded(String key) {
+        if (key.length() <= MAX_KEY_LENGTH) {
+            return key;
+        }
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+            StringBuilder hex = new StringBuilder("sha256:");
+            for (byte b : digest) {
+                hex.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
+            }
+            return hex.toString();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required by the Java platform", e);
+        }
+    }
+
+    @FunctionalInterface
+    private interface Part {
+        String value(Object[] arguments, RequestKeys request);
+    }
+}

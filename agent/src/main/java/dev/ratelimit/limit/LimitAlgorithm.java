@@ -1,0 +1,24 @@
+package dev.ratelimit.limit;
+
+/**
+ * One {@code {limit, window}} pair of a rule, counted by one algorithm.
+ *
+ * <p>Implementations are immutable and shared by every key of a rule; the per-key state they
+ * create with {@link #newState()} is the only mutable part, updated with one atomic operation per
+ * call whose own result decides the call (increment-first).
+ */
+interface LimitAlgorithm {
+
+    /** Fresh state for a key seen for the first time. */
+    Object newState();
+
+    /**
+     * Counts one call against {@code state} and decides it.
+     *
+     * @return an {@link Outcome}
+     */
+    long acquire(Object state);
+
+    /** How long a key's state is worth keeping after its last call. */
+    long retentionMillis();
+}

@@ -1,0 +1,41 @@
+package dev.ratelimit.limit;
+
+/**
+ * The result of one acquire, packed in a {@code long} so the allowed path allocates nothing:
+ * zero or more is an allowed call and the calls remaining; below zero is a rejection and
+ * encodes the milliseconds until a call would be allowed.
+ */
+public final class Outcome {
+    private Outcome() {
+    }
+
+    /** An allowed call with {@code remaining} calls left in the tightest limit. */
+    public static long allowed(long remaining) {
+        return Math.max(0, remaining);
+    }
+
+    /** A rejected call that may be retried after {@code retryMillis} (at least one). */
+    public static long rejected(long retryMillis) {
+        return -Math.max(1, retryMillis);
+    }
+
+    public static boolean isAllowed(long outcome) {
+        return outcome >= 0;
+    }
+
+    /** Calls left after an allowed call. */
+    public static long remaining(long outcome) {
+        return Math.max(0, outcome);
+    }
+
+    /** Milliseconds until a rejected call may be retried. */
+    public static long retryMillis(long outcome) {
+        return outcome < 0 ? -outcome : 0;
+    }
+
+    /** Combines the outcomes of several limits on one call: rejected if any is. */
+    public static long combine(long a, long b) {
+        // Both allowed: the fewer remaining. Either rejected: the later retry. Both are the minimum.
+        return Math.min(a, b);
+    }
+}

@@ -1,0 +1,118 @@
+package dev.ratelimit.limit;
+
+import java.lang.reflect.AccessibleObject;
+import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.List;
+
+/**
+ * Reads {@code prop.prop} from an argument: each step is a getter ({@code getProp()} or
+ * {@code isProp()}), an accessor of that name (records: {@code prop()}), or a field, looked up
+ * once per class and cached in a {@link ClassValue}. A {@code null} along the way reads as
+ * {@code null}.
+ */
+final class PropertyPath {
+    private static final PropertyPath EMPTY = new PropertyPath(new Step[0]);
+
+    private final Step[] steps;
+
+    private PropertyPath(Step[] steps) {
+        this.steps = steps;
+    }
+
+    static PropertyPath of(List<String> names) {
+        if (names.isEmpty()) {
+            return EMPTY;
+        }
+        Step[] steps = new Step[names.size()];
+        for (int i = 0; i < steps.length; i++) {
+            steps[i] = new Step(names.get(i));
+        }
+        return new PropertyPath(steps);
+    }
+
+    Object read(Object root) {
+        Object value = root;
+        for (Step step : steps) {
+            if (value == null) {
+                return null;
+            }
+            value = step.read(value);
+        }
+        return value;
+    }
+
+    private static final class Step extends ClassValue<AccessibleObject> {
+        private final String name;
+
+        Step(String name) {
+            this.name = name;
+        }
+
+        Object read(Object target) {
+            AccessibleObject accessor = get(target.getClass());
+            try {
+                if (accessor instanceof Method) {
+                    return ((Method) accessor).invoke(target);
+                }
+                return ((Field) accessor).get(target);
+            } catch (InvocationTargetException e) {
+                throw new IllegalStateException("reading property '" + name + "' of "
+                        + target.getClass().getName() + " threw " + e.getCause(), e.getCause());
+            } catch (IllegalAccessException e) {
+                throw new IllegalStateException("property '" + name + "' of " + target.getClass().getName()
+                        + " is not accessible", e);
+            }
+        }
+
+        @Override
+        protected AccessibleObject computeValue(Class<?> type) {
+            String capitalized = Character.toUpperCase(name.charAt(0)) + name.substring(1);
+            for (String candidate : new String[] {"get" + capitalized, "is" + capitalized, name}) {
+                Method method = findMethod(type, candidate);
+                if (method != null) {
+                    return accessible(method);
+                }
+            }
+            for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+                for (Field field : c.getDeclaredFields()) {
+                    if (field.getName().equals(name) && !Modifier.isStatic(field.getModifiers())) {
+                        return accessible(field);
+                    }
+                }
+            }
+            throw new IllegalStateException("no property '" + name + "' (getter, accessor or field) on "
+                    + type.getName());
+        }
+
+        private static Method findMethod(Class<?> type, String name) {
+            for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+                for (Method method : c.getDeclaredMethods()) {
+                    if (method.getName().equals(name) && method.getParameterCount() == 0
+                            && !Modifier.isStatic(method.getModifiers()) && method.getReturnType() != void.class) {
+                        return method;
+                    }
+                }
+            }
+            try {
+                return type.getMethod(name);
+            } catch (NoSuchMethodException e) {
+                return null;
+            }
+        }
+
+        private static AccessibleObject accessible(AccessibleObject accessor) {
+            if (!accessor.trySetAccessible() && !publicMember(accessor)) {
+                throw new IllegalStateException(accessor + " cannot be read: its module does not open it");
+            }
+            return accessor;
+        }
+
+        private static boolean publicMember(AccessibleObject accessor) {
+            int modifiers = accessor instanceof Method ? ((Method) accessor).getModifiers() : ((Field) accessor).getModifiers();
+            return Modifier.isPublic(modifiers);
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package dev.ratelimit.limit;
+
+import dev.ratelimit.config.LimitSpec;
+import dev.ratelimit.config.RuleConfig;
+import java.util.List;
+
+/**
+ * The limits of one rule over its keys.
+ *
+ * <h2>Design</h2>
+ *
+ * <p>Every decision is <b>increment-first</b>: the call is counted with one atomic operation and
+ * the value that operation returns decides. There is never a read of the count followed by a
+ * write, which lets any number of concurrent callers through a check they all pass before any of
+ * them increments; with this design 100 simultaneous calls against a limit of 5 let exactly 5
+ * through.
+ *
+ * <p>A rule with several limits ({@code limits:}) counts the call in each and rejects it if any
+ * rejects; the retry time is the latest of the rejecting limits. The per-key state is one array
+ * holding each limit's state, found with one lookup in the {@link KeyStore}.
+ *
+ * <p>Windows: fixed and sliding windows are aligned to the epoch on the wall clock; token buckets
+ * run on the monotonic clock. Both clocks are {@link CoarseClock} readings.
+ */
+public final class RuleLimiter {
+    private final LimitAlgorithm[] limits;
+    private final KeyStore store;
+
+    private RuleLimiter(LimitAlgorithm[] limits, KeyStore store) {
+        this.limits = limits;
+        this.store = store;
+    }
+
+    /** A limiter for the rule, keeping at most {@code maxKeys} keys. */
+    public static RuleLimiter create(RuleConfig rule, long maxKeys) {
+        List<LimitSpec> specs = rule.limits();
+        LimitAlgorithm[] limits = new LimitAlgorithm[specs.size()];
+        long retention = 0;
+        for (int i = 0; i < limits.length; i++) {
+            limits[i] = algorithm(rule, specs.get(i));
+            retention = Math.max(retention, limits[i].retentionMillis());
+        }
+        KeyStore store = rule.key().isGlobal()
+                ? KeyStore.single(() -> newState(limits))
+                : KeyStore.local(maxKeys, retention, () -> newState(limits));
+        return new RuleLimiter(limits, store);
+    }
+
+    private static LimitAlgorithm algorithm(RuleConfig rule, LimitSpec spec) {
+        long windowMillis = spec.window().toMillis();
+        switch (rule.algorithm()) {
+            case SLIDING_WINDOW: return new SlidingWindowLimit(spec.limit(), windowMillis);
+            case TOKEN_BUCKET: return new TokenBucketLimit(spec.limit(), windowMillis);
+            default: return new FixedWindowLimit(spec.limit(), windowMillis);
+        }
+    }
+
+    private static Object[] newState(LimitAlgorithm[] limits) {
+        Object[] state = new Object[limits.length];
+        for (int i = 0; i < limits.length; i++) {
+            state[i] = limits[i].newState();
+        }
+        return state;
+    }
+
+    /**
+     * Counts one call for {@code key} and decides it.
+     *
+     * @param key the key; ignored by rules keyed {@code global}
+     * @return an {@link Outcome}
+     */
+    public long acquire(String key) {
+        Object[] state = store.state(key);
+        long outcome = limits[0].acquire(state[0]);
+        for (int i = 1; i < limits.length; i++) {
+            outcome = Outcome.combine(outcome, limits[i].acquire(state[i]));
+        }
+        return outcome;
+    }
+
+    /** Keys currently tracked. */
+    public long trackedKeys() {
+        return store.size();
+    }
+}

@@ -1,0 +1,38 @@
+package dev.ratelimit.limit;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/** What one rule has done since it was loaded; read by logs and JMX. */
+public final class RuleMetrics {
+    final LongAdder allowed = new LongAdder();
+    final LongAdder rejected = new LongAdder();
+    final LongAdder exempted = new LongAdder();
+    final LongAdder forgedTokens = new LongAdder();
+    final LongAdder storeErrors = new LongAdder();
+
+    public long allowed() {
+        return allowed.sum();
+    }
+
+    /** Calls over the limit; in shadow mode these were let through. */
+    public long rejected() {
+        return rejected.sum();
+    }
+
+    public long exempted() {
+        return exempted.sum();
+    }
+
+    public long forgedTokens() {
+        return forgedTokens.sum();
+    }
+
+    public long storeErrors() {
+        return storeErrors.sum();
+    }
+
+    /** Counts a request whose token header did not match any accepted token. */
+    public void forgedToken() {
+        forgedTokens.increment();
+    }
+}

@@ -1,0 +1,649 @@
+package dev.ratelimit.config;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ConfigLoaderTest {
+
+    static final String ENV_TOKEN = "envTokenValue-7f3a9c1e2b";
+    static final String FILE_TOKEN = "fileTokenValue-4d8e2a6b0c";
+    static final String LITERAL_TOKEN = "literalTokenValue-91b7d3";
+    static final String REDIS_PASSWORD = "redisPassw0rd-x9q";
+    static final Function<String, String> ENV =
+            Map.of("RATELIMIT_INTERNAL_TOKEN", ENV_TOKEN, "EMPTY", "", "REDIS_PASSWORD", REDIS_PASSWORD)::get;
+
+    @TempDir
+    Path dir;
+
+    static final String SPEC_EXAMPLE = """
+            version: 1
+
+            # Identity, not address: a request carrying one of these tokens is never counted.
+            exempt:
+              header: X-Internal-Token          # where HTTP requests carry the token
+              tokens:                           # accepted tokens; any number, for rotation
+                - ${env:RATELIMIT_INTERNAL_TOKEN}        # from the environment
+                - ${file:secrets/internal-token}        # from a file, trailing newline trimmed
+                - sha256:5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8
+
+            client:
+              trusted-proxies: [127.0.0.1/32, 10.0.0.0/8]
+              ipv6-prefix: 64
+
+            store:
+              type: local
+              max-keys: 100000
+              on-error: allow
+              redis:
+                uri: redis://127.0.0.1:6379/0
+                timeout: 50ms
+                key-prefix: "rl:"
+
+            rules:
+              - name: api-per-ip
+                match:
+                  http:
+                    path: /api/**
+                    methods: [GET, POST]
+                key: client-ip
+                limit: 300
+                window: 1m
+
+              - name: send-message
+                match:
+                  method: com.example.chat.MessageService#send
+                key: arg0.userId
+                limit: 5
+                window: 1s
+                on-reject: throw
+
+              - name: report-export
+                key: principal
+                limit: 10
+                window: 1h
+            """;
+
+    RuleSet parse(String yaml) throws ConfigException {
+        return ConfigLoader.parse(yaml, "rules.yaml", dir, ENV);
+    }
+
+    /** The formatted errors of an invalid file. */
+    List<String> errors(String yaml) {
+        try {
+            parse(yaml);
+        } catch (ConfigException e) {
+            return e.errors().stream().map(ConfigError::format).collect(Collectors.toList());
+        }
+        return fail("expected errors for:\n" + yaml);
+    }
+
+    /** Asserts that exactly one error is reported, at line:column, containing the fragment. */
+    void assertError(String yaml, int line, int column, String fragment) {
+        List<String> errors = errors(yaml);
+        assertEquals(1, errors.size(), () -> "expected one error, got " + errors);
+        String error = errors.get(0);
+        assertTrue(error.startsWith("rules.yaml:" + line + ":" + column + ": "), () -> "position of " + error);
+        assertTrue(error.contains(fragment), () -> "'" + fragment + "' not in " + error);
+    }
+
+    static String rule(String body) {
+        return "version: 1\nrules:\n  - name: r\n" + body.stripIndent().lines()
+                .map(l -> "    " + l).collect(Collectors.joining("\n")) + "\n";
+    }
+
+    void writeTokenFile() throws Exception {
+        Files.createDirectories(dir.resolve("secrets"));
+        Files.writeString(dir.resolve("secrets/internal-token"), FILE_TOKEN + "\r\n");
+    }
+
+    @Test
+    void specExampleLoadsWithEveryValue() throws Exception {
+        writeTokenFile();
+        RuleSet rules = parse(SPEC_EXAMPLE);
+
+        assertEquals("rules.yaml", rules.source());
+        assertEquals(1, rules.version());
+        ExemptConfig exempt = rules.exempt();
+        assertTrue(exempt.isEnabled());
+        assertEquals("X-Internal-Token", exempt.header());
+        assertEquals(List.of("env:RATELIMIT_INTERNAL_TOKEN", "file:secrets/internal-token", "sha256"),
+                exempt.tokens().stream().map(TokenSource::describe).collect(Collectors.toList()));
+        assertEquals(TokenSource.Kind.FILE, exempt.tokens().get(1).kind());
+        assertEquals("secrets/internal-token", exempt.tokens().get(1).reference());
+        assertArrayEquals(sha256(ENV_TOKEN), exempt.digests().get(0));
+        assertArrayEquals(sha256(FILE_TOKEN), exempt.digests().get(1), "the trailing CRLF is trimmed");
+        assertArrayEquals(sha256("password"), exempt.digests().get(2));
+
+        assertEquals(List.of(Cidr.parse("127.0.0.1"), Cidr.parse("10.0.0.0/8")), rules.client().trustedProxies());
+        assertEquals(64, rules.client().ipv6Prefix());
+
+        StoreConfig store = rules.store();
+        assertEquals(StoreConfig.Type.LOCAL, store.type());
+        assertEquals(100_000, store.maxKeys());
+        assertEquals(OnError.ALLOW, store.onError());
+        assertEquals("redis://127.0.0.1:6379/0", store.redis().uri());
+        assertEquals(Duration.ofMillis(50), store.redis().timeout());
+        assertEquals("rl:", store.redis().keyPrefix());
+
+        assertEquals(3, rules.rules().size());
+        RuleConfig api = rules.rule("api-per-ip").orElseThrow();
+        assertEquals(List.of("/api/**"), api.httpMatch().paths());
+        assertEquals(Set.of("GET", "POST"), api.httpMatch().methods());
+        assertNull(api.methodPattern());
+        assertEquals(KeySpec.parse("client-ip"), api.key());
+        assertEquals(List.of(new LimitSpec(300, Duration.ofMinutes(1))), api.limits());
+        assertEquals(Algorithm.FIXED_WINDOW, api.algorithm());
+        assertEquals(Mode.ENFORCE, api.mode());
+        assertEquals(OnReject.THROW, api.onReject());
+        assertTrue(api.exempt());
+        assertEquals(OnError.ALLOW, api.onError());
+        assertEquals(25, api.line());
+        assertEquals(5, api.column());
+        assertEquals("api-per-ip: http [GET, POST] /api/** by client-ip: 300 per 1m, fixed-window, enforce",
+                api.describe());
+
+        RuleConfig send = rules.rule("send-message").orElseThrow();
+        assertTrue(send.methodPattern().matchesClass("com.example.chat.MessageService"));
+        assertTrue(send.methodPattern().matchesMethod("send"));
+        assertEquals(List.of("userId"), send.key().parts().get(0).propertyPath());
+
+        RuleConfig report = rules.rule("report-export").orElseThrow();
+        assertNull(report.httpMatch());
+        assertNull(report.methodPattern());
+        assertEquals("report-export: named by principal: 10 per 1h, fixed-window, enforce", report.describe());
+        assertTrue(rules.rule("missing").isEmpty());
+    }
+
+    static byte[] sha256(String token) {
+        return TokenSource.sha256(token.getBytes(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void loadResolvesTokenFilesAgainstTheRuleFilesDirectory() throws Exception {
+        writeTokenFile();
+        Path file = dir.resolve("ratelimit.yaml");
+        Files.writeString(file, SPEC_EXAMPLE);
+        RuleSet rules = ConfigLoader.load(file, ENV);
+        assertEquals(file.toString(), rules.source());
+        assertArrayEquals(sha256(FILE_TOKEN), rules.exempt().digests().get(1));
+    }
+
+    @Test
+    void optionalSettingsAndAllForms() throws Exception {
+        RuleSet rules = parse("""
+                version: 1
+                store:
+                  on-error: reject
+                rules:
+                  - name: multi
+                    match:
+                      http:
+                        path: [/a/*, /b/**]
+                    key: [client-ip, header:X-Tenant]
+                    limits:
+                      - limit: 10
+                        window: 1s
+                      - {limit: 300, window: 1m}
+                    algorithm: sliding-window
+                    mode: shadow
+                    exempt: false
+                  - name: Service#run
+                    match: {method: "**.Service#run*"}
+                    key: "arg0, arg1.a.b"
+                    limit: 1
+                    window: 500ms
+                    algorithm: token-bucket
+                    on-reject: return-default
+                    on-error: allow
+                """);
+        RuleConfig multi = rules.rules().get(0);
+        assertEquals(List.of("/a/*", "/b/**"), multi.httpMatch().paths());
+        assertTrue(multi.httpMatch().methods().isEmpty());
+        assertEquals("[client-ip, header:X-Tenant]", multi.key().toString());
+        assertEquals(List.of(new LimitSpec(10, Duration.ofSeconds(1)), new LimitSpec(300, Duration.ofMinutes(1))),
+                multi.limits());
+        assertEquals(Algorithm.SLIDING_WINDOW, multi.algorithm());
+        assertEquals(Mode.SHADOW, multi.mode());
+        assertFalse(multi.exempt());
+        assertEquals(OnError.REJECT, multi.onError(), "a rule's on-error defaults to the store's");
+        assertEquals("multi: http /a/*, /b/** by [client-ip, header:X-Tenant]: 10 per 1s and 300 per 1m,"
+                + " sliding-window, shadow, counts internal callers, on-error reject", multi.describe());
+
+        RuleConfig run = rules.rule("Service#run").orElseThrow();
+        assertEquals(OnReject.RETURN_DEFAULT, run.onReject());
+        assertEquals(OnError.ALLOW, run.onError());
+        assertEquals(Algorithm.TOKEN_BUCKET, run.algorithm());
+        assertTrue(run.key().usesArguments());
+        assertEquals(List.of("a", "b"), run.key().parts().get(1).propertyPath());
+        assertFalse(rules.exempt().isEnabled());
+        assertNull(rules.exempt().header());
+    }
+
+    @Test
+    void defaultsWhenSectionsAreAbsent() throws Exception {
+        RuleSet rules = parse("version: 1\n");
+        assertTrue(rules.rules().isEmpty());
+        assertFalse(rules.exempt().isEnabled());
+        assertEquals(64, rules.client().ipv6Prefix());
+        assertTrue(rules.client().trustedProxies().isEmpty());
+        assertEquals(StoreConfig.Type.LOCAL, rules.store().type());
+        assertEquals(100_000, rules.store().maxKeys());
+        assertNull(rules.store().redis());
+        assertTrue(parse("version: 1\nrules:\n").rules().isEmpty());
+        assertTrue(parse("version: 1\nrules: []\n").rules().isEmpty());
+
+        RuleConfig rule = parse(rule("limit: 1\nwindow: 1s")).rules().get(0);
+        assertTrue(rule.key().isGlobal(), "the default key is global");
+    }
+
+    @Test
+    void emptyRuleSet() {
+        RuleSet empty = RuleSet.empty("x.yaml");
+        assertEquals("x.yaml", empty.source());
+        assertTrue(empty.rules().isEmpty());
+        assertFalse(empty.exempt().isEnabled());
+        assertEquals(StoreConfig.defaults(), empty.store());
+        assertEquals(ClientConfig.defaults(), empty.client());
+    }
+
+    // ---- errors, each at its position ----
+
+    @Test
+    void unknownKeyWithSuggestion() {
+        assertError(rule("limt: 5\nlimit: 5\nwindow: 1s"), 4, 5, "unknown key 'limt' (did you mean 'limit'?)");
+        assertError("version: 1\nstroe: {}\n", 2, 1, "unknown key 'stroe' (did you mean 'store'?)");
+        assertError("version: 1\nstore:\n  redis:\n    uri: redis://h\n    timout: 1s\n", 5, 5,
+                "(did you mean 'timeout'?)");
+    }
+
+    @Test
+    void unknownKeyWithoutCloseMatchListsTheKnownOnes() {
+        assertError("version: 1\nclient:\n  banana: 1\n", 3, 3,
+                "unknown key 'banana' in client; expected one of trusted-proxies, ipv6-prefix");
+    }
+
+    @Test
+    void wrongTypes() {
+        assertError(rule("limit: [1]\nwindow: 1s"), 4, 12, "limit must be a whole number of at least 1, not a list");
+        assertError(rule("limit: \"300\"\nwindow: 1s"), 4, 12, "not the text '300'");
+        assertError(rule("limit: 1\nwindow: {a: 1}"), 5, 13, "window must be text, not a mapping");
+        assertError("version: 1\nrules: {a: 1}\n", 2, 8, "rules must be a list, not a mapping");
+        assertError("version: 1\nstore: local\n", 2, 8, "store must be a mapping");
+        assertError(rule("limit: 1\nwindow: 1s\nexempt: yes"), 6, 13, "exempt must be true or false");
+        assertError("version: 1\nclient:\n  trusted-proxies: 10.0.0.0/8\n", 3, 20,
+                "client.trusted-proxies must be a list, not text");
+        assertError("- a\n- b\n", 1, 1, "the rule file must be a mapping");
+    }
+
+    @Test
+    void badLimits() {
+        assertError(rule("limit: 0\nwindow: 1s"), 4, 12, "limit must be a whole number of at least 1, not 0");
+        assertError(rule("limit: -5\nwindow: 1s"), 4, 12, "not -5");
+        assertError(rule("limit: 2.5\nwindow: 1s"), 4, 12, "not '2.5'");
+        assertError(rule("limit: 9223372036854775808\nwindow: 1s"), 4, 12, "(too large)");
+        assertError(rule("window: 1s"), 4, 5, "rule 'r' needs both limit and window; limit is missing");
+        assertError(rule("key: global"), 3, 5, "rule 'r' needs a limit and a window");
+        assertError(rule("limit: 1\nwindow: 1s\nlimits: [{limit: 1, window: 1s}]"), 6, 5,
+                "either limit and window, or limits, not both");
+        assertError(rule("limits: []"), 4, 13, "limits is an empty list");
+        assertError(rule("limits:\n  - {limit: 1}"), 5, 10, "needs both limit and window; window is missing");
+        assertError(rule("limits:\n  - {limit: 1, window: 1s, burst: 2}"), 5, 32, "unknown key 'burst'");
+    }
+
+    @Test
+    void badDurations() {
+        assertError(rule("limit: 1\nwindow: 5x"), 5, 13, "invalid duration '5x'");
+        assertError(rule("limit: 1\nwindow: 0s"), 5, 13, "must be at least 1ms");
+        assertError(rule("limit: 1\nwindow: 400d"), 5, 13, "longer than the maximum of 366d");
+        assertError("version: 1\nstore:\n  redis:\n    uri: redis://h\n    timeout: 50\n", 5, 14,
+                "store.redis.timeout: invalid duration '50'");
+    }
+
+    @Test
+    void duplicateRuleNamePointsAtTheSecond() {
+        assertError("""
+                version: 1
+                rules:
+                  - name: same
+                    limit: 1
+                    window: 1s
+                  - name: same
+                    limit: 2
+                    window: 1s
+                """, 6, 11, "duplicate rule name 'same' (first used on line 3)");
+    }
+
+    @Test
+    void duplicateMappingKey() {
+        assertError("version: 1\nstore:\n  max-keys: 5\n  max-keys: 6\n", 4, 3,
+                "duplicate key 'max-keys' in store (first given on line 3)");
+    }
+
+    @Test
+    void badRuleNames() {
+        assertError(rule("limit: 1\nwindow: 1s").replace("name: r", "name: -r"), 3, 11, "invalid rule name '-r'");
+        assertError(rule("limit: 1\nwindow: 1s").replace("name: r", "name: a b"), 3, 11, "invalid rule name");
+        assertError(rule("limit: 1\nwindow: 1s").replace("name: r", "name: " + "x".repeat(129)), 3, 11,
+                "1 to 128");
+        assertError("version: 1\nrules:\n  - limit: 1\n    window: 1s\n", 3, 5, "rule 1 needs a name");
+    }
+
+    @Test
+    void badMatches() {
+        assertError(rule("match: {http: {path: api}}\nlimit: 1\nwindow: 1s"), 4, 26, "must start with '/'");
+        assertError(rule("match: {http: {path: /a/**b}}\nlimit: 1\nwindow: 1s"), 4, 26, "'**' must be a whole segment");
+        assertError(rule("match: {http: {path: [/a, 'b']}}\nlimit: 1\nwindow: 1s"), 4, 31, "must start with '/'");
+        assertError(rule("match: {http: {path: /a, methods: [GET, 'P T']}}\nlimit: 1\nwindow: 1s"), 4, 45,
+                "invalid HTTP method 'P T'");
+        assertError(rule("match: {http: {methods: [GET]}}\nlimit: 1\nwindow: 1s"), 4, 19, "match.http needs a path");
+        assertError(rule("match: {method: 'com.x.A#<init>'}\nlimit: 1\nwindow: 1s"), 4, 21,
+                "constructors and static initialisers cannot be limited");
+        assertError(rule("match: {method: com.x.A}\nlimit: 1\nwindow: 1s"), 4, 21, "expected CLASS#METHOD");
+        assertError(rule("match: {http: {path: /a}, method: 'a.B#c'}\nlimit: 1\nwindow: 1s"), 4, 31,
+                "match takes http or method, not both");
+        assertError(rule("match: {}\nlimit: 1\nwindow: 1s"), 4, 12, "match needs http");
+    }
+
+    @Test
+    void badKeys() {
+        assertError(rule("key: ip\nlimit: 1\nwindow: 1s"), 4, 10, "invalid key 'ip'");
+        assertError(rule("key: [client-ip, 'header:a b']\nlimit: 1\nwindow: 1s"), 4, 22, "HTTP token");
+        assertError(rule("key: [global, principal]\nlimit: 1\nwindow: 1s"), 4, 10, "cannot be combined");
+        assertError(rule("key: []\nlimit: 1\nwindow: 1s"), 4, 10, "key is an empty list");
+        assertError(rule("match: {http: {path: /a}}\nkey: arg0.id\nlimit: 1\nwindow: 1s"), 5, 10,
+                "an http rule has no method arguments");
+        assertError(rule("match: {http: {path: /a}}\non-reject: return-default\nlimit: 1\nwindow: 1s"), 5, 16,
+                "always answers 429");
+    }
+
+    @Test
+    void badEnumsListTheAcceptedValues() {
+        assertError(rule("limit: 1\nwindow: 1s\nalgorithm: leaky-bucket"), 6, 16,
+                "unknown algorithm 'leaky-bucket'; expected one of fixed-window, sliding-window, token-bucket");
+        assertError(rule("limit: 1\nwindow: 1s\nmode: dry-run"), 6, 11, "expected one of enforce, shadow");
+        assertError(rule("limit: 1\nwindow: 1s\non-reject: null-value"), 6, 16,
+                "expected one of throw, return-default");
+        assertError("version: 1\nstore:\n  on-error: ignore\n", 3, 13, "expected one of allow, reject");
+        assertError("version: 1\nstore:\n  type: memcached\n", 3, 9, "expected one of local, redis");
+    }
+
+    @Test
+    void badClientSettings() {
+        assertError("version: 1\nclient:\n  trusted-proxies: [10.0.0.0/8, proxy.example.com]\n", 3, 33,
+                "host names are not accepted");
+        assertError("version: 1\nclient:\n  ipv6-prefix: 0\n", 3, 16, "from 1 to 128, not 0");
+        assertError("version: 1\nclient:\n  ipv6-prefix: 129\n", 3, 16, "from 1 to 128, not 129");
+    }
+
+    @Test
+    void badStoreSettings() {
+        assertError("version: 1\nstore:\n  max-keys: 0\n", 3, 13, "store.max-keys must be a whole number of at least 1");
+        assertError("version: 1\nstore:\n  redis:\n    uri: http://h\n", 4, 10, "must start with redis://");
+        assertError("version: 1\nstore:\n  redis:\n    timeout: 1s\n", 4, 5, "store.redis needs a uri");
+    }
+
+    @Test
+    void redisStoreIsRefusedAtTheTypeAfterValidatingItsSection() {
+        List<String> errors = errors("""
+                version: 1
+                store:
+                  type: redis
+                  redis:
+                    uri: ftp://h
+                """);
+        assertEquals(List.of(
+                "rules.yaml:3:9: " + RuleFileReader.REDIS_UNAVAILABLE,
+                "rules.yaml:5:10: store.redis.uri must start with redis:// (or rediss:// for TLS) followed by a host,"
+                        + " such as redis://127.0.0.1:6379/0"), errors);
+        assertError("version: 1\nstore:\n  type: redis\n  redis:\n    uri: redis://h:6379\n", 3, 9,
+                "the redis store is not available in this version of the agent");
+    }
+
+    @Test
+    void redisUriTakesEnvironmentReferencesAndIsMaskedWhenPrinted() throws Exception {
+        RuleSet rules = parse("version: 1\nstore:\n  redis:\n    uri: redis://app:${env:REDIS_PASSWORD}@h:6379/0\n");
+        RedisConfig redis = rules.store().redis();
+        assertEquals("redis://app:" + REDIS_PASSWORD + "@h:6379/0", redis.uri());
+        assertFalse(redis.toString().contains(REDIS_PASSWORD));
+        assertFalse(rules.store().toString().contains(REDIS_PASSWORD));
+        assertTrue(redis.toString().startsWith("redis://app:****@h:6379/0"), redis.toString());
+        assertEquals("redis://****@h", new RedisConfig("redis://" + REDIS_PASSWORD + "@h", Duration.ofMillis(5),
+                "p").maskedUri());
+        assertEquals("redis://h:1/0", new RedisConfig("redis://h:1/0", Duration.ofMillis(5), "p").maskedUri());
+
+        assertError("version: 1\nstore:\n  redis:\n    uri: redis://${env:NOT_SET}@h\n", 4, 10,
+                "environment variable NOT_SET, used in store.redis.uri, is not set");
+    }
+
+    @Test
+    void versionIsRequiredAndMustBeOne() {
+        assertError("rules: []\n", 1, 1, "must start with 'version: 1'");
+        assertError("version: \"1\"\n", 1, 10, "version must be the number 1");
+        List<String> future = errors("version: 2\nfuture-section: {}\nrules: 7\n");
+        assertEquals(List.of("rules.yaml:1:10: this agent reads rule files of version 1; this file is version 2"
+                + " (use a newer agent, or write the file in the version 1 format)"), future,
+                "the rest of a future file is not reported as errors");
+    }
+
+    @Test
+    void emptyFile() {
+        assertEquals(List.of("rules.yaml: the rule file is empty; it needs at least 'version: 1'"), errors(""));
+        assertEquals(1, errors("# only a comment\n").size());
+    }
+
+    @Test
+    void yamlSyntaxErrorIsOneLineAtItsPosition() {
+        List<String> errors = errors("version: 1\nrules:\n  - name: a\n   limit: [1, 2\n");
+        assertEquals(1, errors.size());
+        String error = errors.get(0);
+        assertTrue(error.matches("rules\\.yaml:\\d+:\\d+: invalid YAML: .*"), error);
+        assertFalse(error.contains("\n"), error);
+        assertFalse(error.contains("^"), "no snippet: " + error);
+
+        assertError("version: 1\nrules: [a\n", 3, 1, "invalid YAML");
+        assertError("version: 1\n\tbad: tab\n", 2, 1, "invalid YAML");
+    }
+
+    @Test
+    void multipleErrorsAreReportedTogetherInFileOrder() {
+        List<String> errors = errors("""
+                version: 1
+                client:
+                  ipv6-prefix: 200
+                rules:
+                  - name: a
+                    limit: 0
+                    window: 1x
+                    mode: loud
+                  - name: b
+                    limt: 1
+                """);
+        assertEquals(6, errors.size(), errors::toString);
+        assertTrue(errors.get(0).startsWith("rules.yaml:3:16: "), errors::toString);
+        assertTrue(errors.get(1).startsWith("rules.yaml:6:12: "), errors::toString);
+        assertTrue(errors.get(2).startsWith("rules.yaml:7:13: "), errors::toString);
+        assertTrue(errors.get(3).startsWith("rules.yaml:8:11: "), errors::toString);
+        assertTrue(errors.get(4).startsWith("rules.yaml:9:5: rule 'b' needs a limit"), errors::toString);
+        assertTrue(errors.get(5).startsWith("rules.yaml:10:5: unknown key 'limt'"), errors::toString);
+    }
+
+    @Test
+    void configExceptionMessageHasOneLinePerError() {
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> parse("version: 1\nstore:\n  max-keys: 0\n  on-error: x\n"));
+        assertEquals(2, e.errors().size());
+        assertEquals(e.errors().get(0).format() + "\n" + e.errors().get(1).format(), e.getMessage());
+    }
+
+    // ---- tokens ----
+
+    @Test
+    void tokenErrorsNameTheSourceButNeverTheValue() throws Exception {
+        Files.writeString(dir.resolve("empty-token"), "\n");
+        Files.writeString(dir.resolve("spaced-token"), FILE_TOKEN + " x\n");
+        List<String> errors = errors("""
+                version: 1
+                exempt:
+                  header: X-Internal-Token
+                  tokens:
+                    - ${env:MISSING_VAR}
+                    - ${env:EMPTY}
+                    - ${file:no-such-file}
+                    - ${file:empty-token}
+                    - ${file:spaced-token}
+                    - sha256:abcd
+                    - ${envv:RATELIMIT_INTERNAL_TOKEN}
+                    - shortSecret1
+                """);
+        assertEquals(List.of(
+                "rules.yaml:5:7: environment variable MISSING_VAR is not set; it must hold the internal token",
+                "rules.yaml:6:7: environment variable EMPTY is empty; it must hold the internal token",
+                "rules.yaml:7:7: token file no-such-file does not exist",
+                "rules.yaml:8:7: token file empty-token is empty; it must hold the internal token",
+                "rules.yaml:9:7: the token in file spaced-token contains spaces, control or non-ASCII characters,"
+                        + " which cannot be sent reliably in an HTTP header",
+                "rules.yaml:10:7: a sha256: token must be followed by exactly 64 hex digits, the SHA-256 of the token",
+                "rules.yaml:11:7: a token starting with '${' must be ${env:NAME} (NAME of letters, digits and _)"
+                        + " or ${file:PATH}",
+                "rules.yaml:12:7: this literal token is too short to be a secret: use at least 16 characters,"
+                        + " or better ${env:NAME}, ${file:PATH} or sha256:HEX"), errors);
+        for (String error : errors) {
+            assertFalse(error.contains(FILE_TOKEN), error);
+            assertFalse(error.contains(ENV_TOKEN), error);
+            assertFalse(error.contains("shortSecret1"), error);
+        }
+    }
+
+    @Test
+    void exemptNeedsHeaderAndTokens() {
+        assertError("version: 1\nexempt:\n  tokens: [sha256:" + "a".repeat(64) + "]\n", 3, 3, "exempt needs a header");
+        assertError("version: 1\nexempt:\n  header: X-T\n", 3, 3, "exempt needs tokens");
+        assertError("version: 1\nexempt:\n  header: X-T\n  tokens: []\n", 4, 11, "exempt.tokens is empty");
+        assertError("version: 1\nexempt:\n  header: 'X T'\n  tokens: [sha256:" + "a".repeat(64) + "]\n", 3, 11,
+                "exempt.header must be an HTTP header name");
+    }
+
+    @Test
+    void noTokenValueInAnyOutput() throws Exception {
+        writeTokenFile();
+        String yaml = SPEC_EXAMPLE.replace("    - sha256:", "    - " + LITERAL_TOKEN + "\n    - sha256:");
+        RuleSet rules = parse(yaml);
+        assertEquals(4, rules.exempt().tokens().size());
+        assertEquals("literal", rules.exempt().tokens().get(2).describe());
+        assertArrayEquals(sha256(LITERAL_TOKEN), rules.exempt().digests().get(2));
+        StringBuilder everything = new StringBuilder()
+                .append(rules).append(rules.exempt()).append(rules.client()).append(rules.store());
+        for (TokenSource token : rules.exempt().tokens()) {
+            everything.append(token).append(token.describe()).append(token.reference());
+        }
+        for (RuleConfig rule : rules.rules()) {
+            everything.append(rule).append(rule.describe());
+        }
+        for (String secret : List.of(ENV_TOKEN, FILE_TOKEN, LITERAL_TOKEN)) {
+            assertFalse(everything.toString().contains(secret), secret);
+        }
+    }
+
+    @Test
+    void noPlaintextTokenInAnyField() throws Exception {
+        writeTokenFile();
+        RuleSet rules = parse(SPEC_EXAMPLE.replace("    - sha256:", "    - " + LITERAL_TOKEN + "\n    - sha256:"));
+        for (TokenSource token : rules.exempt().tokens()) {
+            for (java.lang.reflect.Field field : TokenSource.class.getDeclaredFields()) {
+                if (java.lang.reflect.Modifier.isStatic(field.getModifiers())) {
+                    continue;
+                }
+                field.setAccessible(true);
+                Object value = field.get(token);
+                String text = value instanceof byte[] ? new String((byte[]) value, StandardCharsets.ISO_8859_1)
+                        : String.valueOf(value);
+                for (String secret : List.of(ENV_TOKEN, FILE_TOKEN, LITERAL_TOKEN)) {
+                    assertFalse(text.contains(secret), field.getName());
+                }
+            }
+        }
+    }
+
+    @Test
+    void digestsAreDefensiveCopies() throws Exception {
+        RuleSet rules = parse("version: 1\nexempt:\n  header: X-T\n  tokens: [" + LITERAL_TOKEN + "]\n");
+        rules.exempt().digests().get(0)[0] ^= 1;
+        rules.exempt().tokens().get(0).digest()[0] ^= 1;
+        assertArrayEquals(sha256(LITERAL_TOKEN), rules.exempt().digests().get(0));
+    }
+
+    // ---- hostile files ----
+
+    @Test
+    void aliasBombFailsFastWithAnError() {
+        String bomb = """
+                version: 1
+                a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+                b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+                c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+                d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+                e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+                f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+                g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+                h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+                i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+                """;
+        List<String> errors = assertTimeoutPreemptively(Duration.ofSeconds(5), () -> errors(bomb));
+        assertEquals(1, errors.size(), errors::toString);
+        assertTrue(errors.get(0).startsWith("rules.yaml"), errors.get(0));
+        assertTrue(errors.get(0).contains("more than 20 aliases"), errors.get(0));
+    }
+
+    @Test
+    void notUtf8() throws Exception {
+        Path file = dir.resolve("latin1.yaml");
+        Files.write(file, "version: 1\n# caf\u00e9\n".getBytes(StandardCharsets.ISO_8859_1));
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(file, ENV));
+        assertEquals(List.of(file + ": the rule file is not valid UTF-8 text"),
+                e.errors().stream().map(ConfigError::format).collect(Collectors.toList()));
+    }
+
+    @Test
+    void utf8WithByteOrderMarkIsAccepted() throws Exception {
+        Path file = dir.resolve("bom.yaml");
+        Files.writeString(file, "\uFEFFversion: 1\n# caf\u00e9\n");
+        assertEquals(1, ConfigLoader.load(file, ENV).version());
+    }
+
+    @Test
+    void fileOverOneMegabyteIsRefusedBeforeParsing() throws Exception {
+        Path file = dir.resolve("huge.yaml");
+        Files.writeString(file, "version: 1\n" + "#".repeat(1024 * 1024) + "\n");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(file, ENV));
+        assertEquals(1, e.errors().size());
+        ConfigError error = e.errors().get(0);
+        assertEquals(0, error.line());
+        assertTrue(error.format().startsWith(file + ": the rule file is "), error.format());
+        assertTrue(error.message().contains("limited to 1 MB"), error.message());
+    }
+
+    @Test
+    void missingFile() {
+        Path file = dir.resolve("nope.yaml");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(file, ENV));
+        assertEquals(file + ": the rule file does not exist", e.errors().get(0).format());
+    }
+}

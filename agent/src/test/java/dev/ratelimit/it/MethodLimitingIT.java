@@ -1,0 +1,167 @@
+package dev.ratelimit.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The agent jar as a user runs it: a forked JVM per JDK started with
+ * {@code -javaagent:target/rate-limit-agent.jar=config=...}, limiting fixture classes it has
+ * never seen, through annotations (ours and an application's own) and YAML method patterns.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class MethodLimitingIT {
+    private final Map<Path, ForkedJvm.Result> runs = new ConcurrentHashMap<>();
+
+    static Stream<Path> jdks() {
+        return Jdks.all();
+    }
+
+    private ForkedJvm.Result run(Path jdk) {
+        return runs.computeIfAbsent(jdk, home -> {
+            try {
+                Path rules = Path.of(MethodLimitingIT.class.getResource("/fixture-rules.yaml").toURI());
+                ForkedJvm.Result result = ForkedJvm.run(home, List.of(
+                        "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                        "-cp", ForkedJvm.applicationClassPath(),
+                        "dev.ratelimit.fixture.FixtureMain",
+                        "annotations", "patterns", "defaults", "shadow", "isolated", "concurrency", "faults"),
+                        Duration.ofMinutes(3));
+                assertEquals(0, result.exitCode, result::toString);
+                assertEquals("true", result.results().get("done"), result::toString);
+                return result;
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+    }
+
+    private void expect(Path jdk, String name, String value) {
+        ForkedJvm.Result result = run(jdk);
+        assertEquals(value, result.results().get(name), () -> name + " on " + jdk + "\n" + result);
+    }
+
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void ourAnnotationWithInlineLimit(Path jdk) {
+        expect(jdk, "greet.allowed", "3");
+        expect(jdk, "greet.rejection.rule", "Greeter#greet");
+        expect(jdk, "greet.rejection.retryAfterPositive", "true");
+        expect(jdk, "greet.rejection.retryAfterAtMostWindow", "true");
+        expect(jdk, "greet.rejection.stackTraceLength", "0");
+        expect(jdk, "greet.rejection.bootstrapLoaded", "true");
+        expect(jdk, "wrongRule", null);
+    }
+
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void annotationNamingARuleAndYamlOverridingTheDefaultName(Path jdk) {
+        expect(jdk, "named.allowed", "2");
+        expect(jdk, "overridden.allowed", "2");
+    }
+
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void applicationsOwnAnnotationCounts(Path jdk) {
+        expect(jdk, "own.allowed", "2");
+    }
+
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void listKeysKeepTuplesApart(Path jdk) {
+        expect(jdk, "pair.ab.allowed", "2");
+        expect(jdk, "pair.a_b.allowed", "2");
+        expect(jdk, "pair.null.allowed", "2");
+    }
+
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void yamlPatternsKeyedOnArgumentProperties(Path jdk) {
+        expect(jdk, "send.alice.allowed", "2");
+        expect(jdk, "send.bob.allowed", "2");
+        expect(jdk, "send.null.allowed", "2");
+        expect(jdk, "send.bodiesRun", "6");
+        expect(jdk, "sendRecord.carol.allowed", "1");
+        expect(jdk, "sendRecord.dave.allowed", "1");
+        expect(jdk, "sendRecord.nullCustomer.allowed", "1");
+    }
+
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void returnDefaultGivesEachReturnTypeItsDefault(Path jdk) {
+        expect(jdk, "first", "real");
+        expect(jdk, "anInt", "0");
+        expect(jdk, "aLong", "0");
+        expect(jdk, "aBoolean", "false");
+        expect(jdk, "aDouble", "0.0");
+        expect(jdk, "aChar", "0");
+        expect(jdk, "aString", "null");
+        expect(jdk, "anOptional", "empty");
+        expect(jdk, "anOptionalInt", "empty");
+        expect(jdk, "aList", "0");
+        expect(jdk, "aSet", "0");
+        expect(jdk, "aMap", "0");
+        expect(jdk, "anArray", "null");
+        expect(jdk, "aVoid.ran", "0");
+    }
+
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void shadowModeNeverRejects(Path jdk) {
+        expect(jdk, "shadow.sum", "5");
+    }
+
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void childLoaderWithPlatformParentIsLimited(Path jdk) {
+        expect(jdk, "isolated.separateClass", "true");
+        expect(jdk, "isolated.allowed", "2");
+        expect(jdk, "isolated.rejection", "IsolatedService#work");
+    }
+
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void exactlyTheLimitPassesUnderConcurrencyForEveryAlgorithm(Path jdk) {
+        for (String algorithm : List.of("fixed", "sliding", "bucket")) {
+            expect(jdk, algorithm + ".rounds", "200");
+            expect(jdk, algorithm + ".wrongRounds", "[]");
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void anAgentErrorLetsTheCallThroughIsCountedAndLoggedOnce(Path jdk) {
+        expect(jdk, "faulty.sum", "21");
+        expect(jdk, "faulty.agentErrors", "3");
+        // the faults scenario is the only source of agent errors in this run
+        expect(jdk, "agentErrors", "3");
+        String stderr = run(jdk).stderr;
+        assertEquals(1, count(stderr, "internal error while limiting a method call"), stderr);
+    }
+
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void noClassFailedToInstrument(Path jdk) {
+        expect(jdk, "transformationErrors", "0");
+        ForkedJvm.Result result = run(jdk);
+        assertFalse(result.stderr.contains("could not instrument"), result::toString);
+        assertFalse(result.stderr.contains("sun.misc.Unsafe"), result::toString);
+    }
+
+    private static int count(String text, String fragment) {
+        int count = 0;
+        for (int at = text.indexOf(fragment); at >= 0; at = text.indexOf(fragment, at + 1)) {
+            count++;
+        }
+        return count;
+    }
+}

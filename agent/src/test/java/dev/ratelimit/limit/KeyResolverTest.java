@@ -1,0 +1,91 @@
+package dev.ratelimit.limit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ratelimit.config.KeySpec;
+import org.junit.jupiter.api.Test;
+
+class KeyResolverTest {
+
+    record Account(String id, Profile profile) {
+    }
+
+    static final class Profile {
+        private final String region;
+        private final boolean active;
+
+        Profile(String region, boolean active) {
+            this.region = region;
+            this.active = active;
+        }
+
+        public boolean isActive() {
+            return active;
+        }
+    }
+
+    static final class User {
+        public String getName() {
+            return "ann";
+        }
+    }
+
+    private static String key(String spec, Object... args) {
+        return KeyResolver.of(KeySpec.parse(spec)).resolve(args, null);
+    }
+
+    @Test
+    void plainArgument() {
+        assertEquals("42", key("arg0", 42));
+        assertEquals("b", key("arg1", "a", "b"));
+        assertEquals("RED", key("arg0", Color.RED));
+    }
+
+    enum Color { RED }
+
+    @Test
+    void gettersRecordAccessorsAndFields() {
+        assertEquals("ann", key("arg0.name", new User()));
+        Account account = new Account("a-1", new Profile("eu", true));
+        assertEquals("a-1", key("arg0.id", account));
+        assertEquals("eu", key("arg0.profile.region", account));
+        assertEquals("true", key("arg0.profile.active", account));
+    }
+
+    @Test
+    void nullAnywhereIsTheDashKey() {
+        assertEquals("-", key("arg0", (Object) null));
+        assertEquals("-", key("arg0.profile.region", new Account("a", null)));
+    }
+
+    @Test
+    void listsAreJoinedWithoutCollisions() {
+        assertNotEquals(key("arg0, arg1", "a:b", "c"), key("arg0, arg1", "a", "b:c"));
+        assertNotEquals(key("arg0, arg1", "1:a", "b"), key("arg0, arg1", "1", "a1:b"));
+        assertEquals(key("arg0, arg1", "x", "y"), key("arg0, arg1", "x", "y"));
+    }
+
+    @Test
+    void requestKeysOutsideARequestAreTheDashKey() {
+        assertEquals("-", key("client-ip"));
+        assertEquals("-", key("header:X-Tenant"));
+        assertEquals("-", key("principal"));
+    }
+
+    @Test
+    void hugeKeysAreHashedAndStayDistinct() {
+        String a = "a".repeat(1_000_000);
+        String b = "a".repeat(999_999) + "b";
+        String keyA = key("arg0", a);
+        assertTrue(keyA.startsWith("sha256:") && keyA.length() == 71, keyA.length() + "");
+        assertNotEquals(keyA, key("arg0", b));
+    }
+
+    @Test
+    void aMissingPropertyIsAnErrorTheBridgeCountsNotASilentKey() {
+        assertThrows(IllegalStateException.class, () -> key("arg0.nope", new User()));
+    }
+}

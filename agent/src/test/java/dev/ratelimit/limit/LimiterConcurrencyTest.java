@@ -1,0 +1,124 @@
+package dev.ratelimit.limit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.ratelimit.config.Algorithm;
+import dev.ratelimit.config.ConfigLoader;
+import dev.ratelimit.config.RuleConfig;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The race the product exists to win: 100 threads released at once against a limit of 5 must
+ * let exactly 5 through, every round, for every algorithm and for both kinds of key store.
+ */
+class LimiterConcurrencyTest {
+    private static final int ROUNDS = 200;
+    private static final int THREADS = 100;
+    private static ExecutorService pool;
+
+    @BeforeAll
+    static void startThreads() {
+        pool = Executors.newFixedThreadPool(THREADS);
+    }
+
+    @AfterAll
+    static void stopThreads() {
+        pool.shutdownNow();
+    }
+
+    static RuleConfig rule(Algorithm algorithm, String key, String limits) throws Exception {
+        String yaml = String.join("\n",
+                "version: 1",
+                "rules:",
+                "  - name: r",
+                "    key: " + key,
+                "    algorithm: " + algorithm.yamlName(),
+                limits,
+                "");
+        return ConfigLoader.parse(yaml, "test.yaml", Path.of("."), name -> null).rules().get(0);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void exactlyTheLimitPassesPerKey(Algorithm algorithm) throws Exception {
+        RuleLimiter limiter = RuleLimiter.create(rule(algorithm, "arg0", "    limit: 5\n    window: 1h"), 100_000);
+        List<Integer> wrong = new ArrayList<>();
+        for (int round = 0; round < ROUNDS; round++) {
+            String key = "key-" + round;
+            int passed = race(() -> Outcome.isAllowed(limiter.acquire(key)));
+            if (passed != 5) {
+                wrong.add(passed);
+            }
+        }
+        assertEquals(List.of(), wrong, "rounds where a number other than 5 passed");
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void exactlyTheLimitPassesForAGlobalKey(Algorithm algorithm) throws Exception {
+        List<Integer> wrong = new ArrayList<>();
+        for (int round = 0; round < ROUNDS; round++) {
+            // a fresh limiter per round: a global rule has a single counter
+            RuleLimiter limiter = RuleLimiter.create(rule(algorithm, "global", "    limit: 5\n    window: 1h"), 10);
+            int passed = race(() -> Outcome.isAllowed(limiter.acquire(null)));
+            if (passed != 5) {
+                wrong.add(passed);
+            }
+        }
+        assertEquals(List.of(), wrong, "rounds where a number other than 5 passed");
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void severalLimitsEnforceTheTightest(Algorithm algorithm) throws Exception {
+        RuleLimiter limiter = RuleLimiter.create(rule(algorithm, "arg0",
+                "    limits:\n      - {limit: 50, window: 1d}\n      - {limit: 5, window: 1h}"), 100_000);
+        List<Integer> wrong = new ArrayList<>();
+        for (int round = 0; round < ROUNDS; round++) {
+            String key = "key-" + round;
+            int passed = race(() -> Outcome.isAllowed(limiter.acquire(key)));
+            if (passed != 5) {
+                wrong.add(passed);
+            }
+        }
+        assertEquals(List.of(), wrong, "rounds where a number other than 5 passed");
+    }
+
+    private interface Call {
+        boolean allowed();
+    }
+
+    private static int race(Call call) throws Exception {
+        CountDownLatch ready = new CountDownLatch(THREADS);
+        CountDownLatch go = new CountDownLatch(1);
+        AtomicInteger passed = new AtomicInteger();
+        List<Future<?>> futures = new ArrayList<>(THREADS);
+        for (int t = 0; t < THREADS; t++) {
+            futures.add(pool.submit(() -> {
+                ready.countDown();
+                go.await();
+                if (call.allowed()) {
+                    passed.incrementAndGet();
+                }
+                return null;
+            }));
+        }
+        ready.await();
+        go.countDown();
+        for (Future<?> future : futures) {
+            future.get();
+        }
+        return passed.get();
+    }
+}

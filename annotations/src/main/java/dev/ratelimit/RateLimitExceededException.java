@@ -1,0 +1,44 @@
+package dev.ratelimit;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Thrown into the caller of a rate limited method when the call is rejected.
+ *
+ * <p>It names the rule and when to retry, never the key: keys can be personal data (an address,
+ * a user id). It fills no stack trace, since rejections arrive exactly when the host is
+ * overloaded.
+ *
+ * <p>Under the agent this class is loaded by the bootstrap class loader, so it is the same class
+ * in every class loader of the application.
+ */
+public class RateLimitExceededException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    private final String rule;
+    private final Duration retryAfter;
+
+    /**
+     * Creates the exception.
+     *
+     * @param rule the name of the rule that rejected the call
+     * @param retryAfter how long until the rule would allow a call again; never negative
+     */
+    public RateLimitExceededException(String rule, Duration retryAfter) {
+        super("Rate limit exceeded: rule '" + rule + "', retry after "
+                + Objects.requireNonNull(retryAfter, "retryAfter").toMillis() + " ms", null, false, false);
+        this.rule = Objects.requireNonNull(rule, "rule");
+        this.retryAfter = retryAfter.isNegative() ? Duration.ZERO : retryAfter;
+    }
+
+    /** The name of the rule that rejected the call. */
+    public String rule() {
+        return rule;
+    }
+
+    /** How long until the rule allows a call again. */
+    public Duration retryAfter() {
+        return retryAfter;
+    }
+}
