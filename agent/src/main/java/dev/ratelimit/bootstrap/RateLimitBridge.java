@@ -29,6 +29,14 @@ public final class RateLimitBridge {
         }
     };
 
+    /** Returned by an {@link HttpGate} when it rejected the request and wrote the response. */
+    public static final Object REJECTED = new Object() {
+        @Override
+        public String toString() {
+            return "REJECTED";
+        }
+    };
+
     /** Return kinds, bound into exit advice at transform time. */
     public static final int RETURNS_NULL = 0;
     public static final int RETURNS_BOOLEAN = 1;
@@ -53,6 +61,7 @@ public final class RateLimitBridge {
     private static final Set<String> LOGGED = Collections.newSetFromMap(new ConcurrentHashMap<>());
 
     private static volatile MethodGate methodGate;
+    private static volatile HttpGate httpGate;
 
     private RateLimitBridge() {
     }
@@ -68,6 +77,36 @@ public final class RateLimitBridge {
         } catch (Throwable t) {
             agentError("limiting a method call", t);
             return null;
+        }
+    }
+
+    /** Called by servlet enter advice; see {@link HttpGate#enter}. */
+    public static Object enterRequest(Object request, Object response) {
+        HttpGate gate = httpGate;
+        if (gate == null || request == null || response == null) {
+            return null;
+        }
+        try {
+            return gate.enter(request, response);
+        } catch (Throwable t) {
+            agentError("limiting an HTTP request", t);
+            return null;
+        }
+    }
+
+    /** Called by servlet exit advice; see {@link HttpGate#exit}. */
+    public static boolean exitRequest(Object request, Object response, Object facts, Throwable thrown) {
+        HttpGate gate = httpGate;
+        if (gate == null) {
+            RequestContext.set(null);
+            return false;
+        }
+        try {
+            return gate.exit(request, response, facts, thrown);
+        } catch (Throwable t) {
+            RequestContext.set(null);
+            agentError("finishing an HTTP request", t);
+            return false;
         }
     }
 
@@ -127,8 +166,9 @@ public final class RateLimitBridge {
         return TRANSFORMATION_ERRORS.get();
     }
 
-    /** Installs the runtime's decision for instrumented methods. */
-    public static void install(MethodGate gate) {
-        methodGate = gate;
+    /** Installs the runtime's decisions for instrumented methods and servlet requests. */
+    public static void install(MethodGate methods, HttpGate requests) {
+        methodGate = methods;
+        httpGate = requests;
     }
 }

@@ -148,15 +148,17 @@ public final class Cidr {
     }
 
     private static String format(byte[] network, int prefix) {
-        return (network.length == 4 ? formatIpv4(network) : formatIpv6(network)) + "/" + prefix;
+        return formatAddress(network) + "/" + prefix;
     }
 
-    private static String formatIpv4(byte[] address) {
-        return (address[0] & 0xFF) + "." + (address[1] & 0xFF) + "." + (address[2] & 0xFF) + "." + (address[3] & 0xFF);
-    }
-
-    /** RFC 5952: lower-case hex, the longest run of two or more zero groups (the first one) as {@code ::}. */
-    private static String formatIpv6(byte[] address) {
+    /**
+     * An address as text: {@code 203.0.113.7} for 4 bytes; for 16 bytes RFC 5952 (lower-case hex,
+     * the first longest run of two or more zero groups as {@code ::}).
+     */
+    public static String formatAddress(byte[] address) {
+        if (address.length == 4) {
+            return (address[0] & 0xFF) + "." + (address[1] & 0xFF) + "." + (address[2] & 0xFF) + "." + (address[3] & 0xFF);
+        }
         int[] groups = new int[8];
         for (int i = 0; i < 8; i++) {
             groups[i] = ((address[2 * i] & 0xFF) << 8) | (address[2 * i + 1] & 0xFF);

@@ -12,6 +12,7 @@ import dev.ratelimit.config.ConfigError;
 import dev.ratelimit.config.ConfigException;
 import dev.ratelimit.config.ConfigLoader;
 import dev.ratelimit.config.RuleSet;
+import dev.ratelimit.http.HttpRequests;
 import java.lang.System.Logger.Level;
 import java.lang.instrument.Instrumentation;
 import java.nio.file.Path;
@@ -19,8 +20,11 @@ import java.util.logging.ConsoleHandler;
 import java.util.logging.Logger;
 import net.bytebuddy.ByteBuddy;
 import net.bytebuddy.agent.builder.AgentBuilder;
+import net.bytebuddy.asm.Advice;
+import net.bytebuddy.description.method.MethodDescription;
 import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.dynamic.scaffold.TypeValidation;
+import net.bytebuddy.implementation.bytecode.member.MethodInvocation;
 
 /**
  * Installs the agent: reads the options and the rule file, connects the bridge to the runtime,
@@ -143,8 +147,9 @@ public final class AgentInstaller {
             System.setProperty("net.bytebuddy.nexus.disabled", "true");
         }
         LimitedMethodTransformer.RuleBookSource source = () -> rules;
-        LimitedMethodTransformer transformer = new LimitedMethodTransformer(sites, source);
-        RateLimitBridge.install(sites);
+        Advice.ExceptionHandler exceptionHandler = adviceExceptionHandler();
+        LimitedMethodTransformer transformer = new LimitedMethodTransformer(sites, source, exceptionHandler);
+        RateLimitBridge.install(sites, new HttpRequests(() -> rules.http()));
         new AgentBuilder.Default(new ByteBuddy().with(TypeValidation.DISABLED))
                 .disableClassFormatChanges()
                 .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
@@ -174,7 +179,19 @@ public final class AgentInstaller {
                 .or(any(), loader -> loader == AgentInstaller.class.getClassLoader())
                 .type(transformer.typeMatcher())
                 .transform(transformer)
+                .type(ServletTransformer.types())
+                .transform(new ServletTransformer(exceptionHandler))
                 .installOn(instrumentation);
+    }
+
+    /** What suppressed advice does with an error of ours: count it and log it once, in the bridge. */
+    private static Advice.ExceptionHandler adviceExceptionHandler() {
+        try {
+            return new Advice.ExceptionHandler.Simple(MethodInvocation.invoke(new MethodDescription.ForLoadedMethod(
+                    RateLimitBridge.class.getMethod("adviceError", Throwable.class))));
+        } catch (NoSuchMethodException e) {
+            throw new IllegalStateException("the bridge does not match the runtime", e);
+        }
     }
 
     /** The installed agent, or {@code null}. */

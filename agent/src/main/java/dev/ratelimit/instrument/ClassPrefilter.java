@@ -9,11 +9,14 @@ import net.bytebuddy.agent.builder.ResettableClassFileTransformer;
 /**
  * Looks at a class file's bytes before Byte Buddy parses it: a class can only declare a
  * {@code @RateLimited} method if its constant pool names a type whose simple name is
- * {@code RateLimited}, and only a class whose name a method rule matches needs a look otherwise.
+ * {@code RateLimited}, can only be a servlet entry point if it names a servlet API type, and
+ * otherwise needs a look only if a method rule matches its name.
  * Every other class (nearly all of them) is passed over with a byte scan instead of a parse.
  */
 final class ClassPrefilter implements AgentBuilder.TransformerDecorator {
     private static final byte[] ANNOTATION_MARK = "RateLimited;".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] JAKARTA_SERVLET = "jakarta/servlet/".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] JAVAX_SERVLET = "javax/servlet/".getBytes(StandardCharsets.US_ASCII);
 
     private final LimitedMethodTransformer.RuleBookSource rules;
 
@@ -28,6 +31,11 @@ final class ClassPrefilter implements AgentBuilder.TransformerDecorator {
 
     static boolean mentionsAnnotation(byte[] classFile) {
         return indexOf(classFile, ANNOTATION_MARK) >= 0;
+    }
+
+    /** A servlet entry point's class file names its servlet API's types. */
+    static boolean mentionsServletApi(byte[] classFile) {
+        return indexOf(classFile, JAKARTA_SERVLET) >= 0 || indexOf(classFile, JAVAX_SERVLET) >= 0;
     }
 
     private static int indexOf(byte[] data, byte[] pattern) {
@@ -57,7 +65,7 @@ final class ClassPrefilter implements AgentBuilder.TransformerDecorator {
         }
 
         private boolean worthALook(String internalName, byte[] classFile) {
-            return classFile != null && (mentionsAnnotation(classFile)
+            return classFile != null && (mentionsAnnotation(classFile) || mentionsServletApi(classFile)
                     || (internalName != null && rules.current().namesClass(internalName.replace('/', '.'))));
         }
 

@@ -10,7 +10,6 @@ import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.dynamic.DynamicType;
 import net.bytebuddy.agent.builder.AgentBuilder;
-import net.bytebuddy.implementation.bytecode.member.MethodInvocation;
 import net.bytebuddy.matcher.ElementMatcher;
 import net.bytebuddy.matcher.ElementMatchers;
 import net.bytebuddy.pool.TypePool;
@@ -40,7 +39,7 @@ final class LimitedMethodTransformer implements AgentBuilder.Transformer {
         RuleBook current();
     }
 
-    LimitedMethodTransformer(MethodSites sites, RuleBookSource rules) {
+    LimitedMethodTransformer(MethodSites sites, RuleBookSource rules, Advice.ExceptionHandler exceptionHandler) {
         this.sites = sites;
         this.rules = rules;
         ClassLoader ours = LimitedMethodTransformer.class.getClassLoader();
@@ -50,12 +49,7 @@ final class LimitedMethodTransformer implements AgentBuilder.Transformer {
         this.argumentsEnter = pool.describe(ArgumentsEnterAdvice.class.getName()).resolve();
         this.valueExit = pool.describe(ValueExitAdvice.class.getName()).resolve();
         this.voidExit = pool.describe(VoidExitAdvice.class.getName()).resolve();
-        try {
-            this.exceptionHandler = new Advice.ExceptionHandler.Simple(MethodInvocation.invoke(
-                    new MethodDescription.ForLoadedMethod(RateLimitBridge.class.getMethod("adviceError", Throwable.class))));
-        } catch (NoSuchMethodException e) {
-            throw new IllegalStateException("the bridge does not match the runtime", e);
-        }
+        this.exceptionHandler = exceptionHandler;
     }
 
     /** Types worth transforming: named by a method rule, or declaring an annotated method. */

@@ -5,6 +5,7 @@ import dev.ratelimit.config.KeySpec;
 import dev.ratelimit.config.LimitSpec;
 import dev.ratelimit.config.RuleConfig;
 import dev.ratelimit.config.RuleSet;
+import dev.ratelimit.http.HttpRules;
 import dev.ratelimit.limit.ActiveRule;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
@@ -29,16 +30,33 @@ final class RuleBook {
     private final List<ActiveRule> methodRules = new ArrayList<>();
     private final Map<String, ActiveRule> inline = new ConcurrentHashMap<>();
     private final Set<String> warned = ConcurrentHashMap.newKeySet();
+    private final HttpRules http;
 
     RuleBook(RuleSet ruleSet) {
         this.ruleSet = ruleSet;
+        List<ActiveRule> httpRules = new ArrayList<>();
         for (RuleConfig config : ruleSet.rules()) {
             ActiveRule rule = new ActiveRule(config, ruleSet.store().maxKeys());
             byName.put(config.name(), rule);
             if (config.methodPattern() != null) {
                 methodRules.add(rule);
             }
+            if (config.httpMatch() != null) {
+                httpRules.add(rule);
+            }
         }
+        this.http = new HttpRules(ruleSet, httpRules, this::rule);
+    }
+
+    /** The HTTP side of these rules. */
+    HttpRules http() {
+        return http;
+    }
+
+    /** A rule of the file, or an inline rule created so far, by name; null if none. */
+    ActiveRule rule(String name) {
+        ActiveRule rule = byName.get(name);
+        return rule != null ? rule : inline.get(name);
     }
 
     RuleSet ruleSet() {

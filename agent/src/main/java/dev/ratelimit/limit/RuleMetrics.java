@@ -9,6 +9,7 @@ public final class RuleMetrics {
     final LongAdder exempted = new LongAdder();
     final LongAdder forgedTokens = new LongAdder();
     final LongAdder storeErrors = new LongAdder();
+    final LongAdder passedCommitted = new LongAdder();
 
     public long allowed() {
         return allowed.sum();
@@ -31,8 +32,18 @@ public final class RuleMetrics {
         return storeErrors.sum();
     }
 
+    /** Rejected requests let through because their response was already committed. */
+    public long passedCommitted() {
+        return passedCommitted.sum();
+    }
+
+    /** Counts a rejected request that passed because its response was already committed. */
+    public void countPassedCommitted() {
+        passedCommitted.increment();
+    }
+
     /** Counts a request whose token header did not match any accepted token. */
-    public void forgedToken() {
+    public void countForgedToken() {
         forgedTokens.increment();
     }
 }

@@ -13,8 +13,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
+import dev.ratelimit.testing.WindowGuard;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -30,6 +32,11 @@ class LimiterConcurrencyTest {
     @BeforeAll
     static void startThreads() {
         pool = Executors.newFixedThreadPool(THREADS);
+    }
+
+    @BeforeEach
+    void startWellInsideAWindow() {
+        WindowGuard.awayFromBoundary(3_600_000, 30_000);
     }
 
     @AfterAll

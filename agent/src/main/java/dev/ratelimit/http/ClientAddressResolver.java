@@ -1,0 +1,273 @@
+package dev.ratelimit.http;
+
+import dev.ratelimit.config.Cidr;
+import dev.ratelimit.config.ClientConfig;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Names the client of an HTTP request for {@code client-ip} keys.
+ *
+ * <p>The client is the peer (the servlet's remote address) unless the peer is a trusted proxy.
+ * Only then are {@code X-Forwarded-For} (preferred when present) or {@code Forwarded} (RFC 7239)
+ * read, right to left, and the right-most address that is not a trusted proxy is the client; when
+ * every address is trusted, the left-most one is.
+ *
+ * <p>Invariant: a request can never earn a fresh budget by making up header values. Whatever in
+ * the chain is not a plain IP literal (a host name, {@code unknown}, an obfuscated {@code _id}, an
+ * empty entry, a control character, an over-long value), and a chain of more than
+ * {@value #MAX_CHAIN_ENTRIES} entries or {@value #MAX_CHAIN_CHARS} characters, makes the peer the
+ * client. Garbage to the <em>left</em> of the chosen address does not matter and is never looked at:
+ * those entries were written by the client or by untrusted hops, which could have written anything
+ * anyway; only entries appended by trusted proxies, right of the chosen one, are trusted claims.
+ *
+ * <p>Keys: IPv4 clients as the dotted quad ({@code 203.0.113.7}); IPv6 clients as the network
+ * under {@link ClientConfig#ipv6Prefix()} ({@code 2001:db8:1:2::/64}), since one subscriber usually
+ * holds a whole /64; IPv4-mapped IPv6 as IPv4. A peer that is null or not an IP literal gives
+ * {@value #UNKNOWN}, one shared key, so even such requests are counted.
+ *
+ * <p>Thread-safe and immutable. The common path (peer not trusted) uses no regex and throws no
+ * exception.
+ */
+public final class ClientAddressResolver {
+
+    /** The key of a request whose peer address is missing or not an IP literal. */
+    public static final String UNKNOWN = "unknown";
+
+    /** A forwarding chain with more entries is not believed. */
+    public static final int MAX_CHAIN_ENTRIES = 64;
+
+    /** Forwarding headers with more text in total are not believed. */
+    public static final int MAX_CHAIN_CHARS = 8192;
+
+    private final Cidr[] trustedIpv4;
+    private final Cidr[] trustedIpv6;
+    private final int ipv6Prefix;
+    private final String ipv6Suffix;
+
+    /** Sorts the trusted blocks by family once, so a lookup only tries blocks that can match. */
+    public ClientAddressResolver(ClientConfig client) {
+        List<Cidr> ipv4 = new ArrayList<>();
+        List<Cidr> ipv6 = new ArrayList<>();
+        for (Cidr cidr : client.trustedProxies()) {
+            (cidr.isIpv4() ? ipv4 : ipv6).add(cidr);
+        }
+        this.trustedIpv4 = ipv4.toArray(new Cidr[0]);
+        this.trustedIpv6 = ipv6.toArray(new Cidr[0]);
+        this.ipv6Prefix = client.ipv6Prefix();
+        this.ipv6Suffix = "/" + ipv6Prefix;
+    }
+
+    /**
+     * The {@code client-ip} key of a request.
+     *
+     * @param peerAddress the servlet's remote address: IPv4, IPv6 (bracketed or with a
+     *     {@code %zone} allowed), or anything else, null included
+     * @param xForwardedFor the raw value of every {@code X-Forwarded-For} line, in order; never null
+     * @param forwarded the raw value of every {@code Forwarded} line, in order; never null
+     * @return the client's dotted quad, its IPv6 network such as {@code 2001:db8:1:2::/64}, or
+     *     {@value #UNKNOWN}
+     */
+    public String clientKey(String peerAddress, List<String> xForwardedFor, List<String> forwarded) {
+        byte[] peer = IpLiterals.parse(peerAddress, false);
+        if (peer == null) {
+            return UNKNOWN;
+        }
+        if (!isTrusted(peer) || (xForwardedFor.isEmpty() && forwarded.isEmpty())) {
+            return key(peer);
+        }
+        String chain = joinBounded(xForwardedFor.isEmpty() ? forwarded : xForwardedFor);
+        if (chain == null) {
+            return key(peer);
+        }
+        List<String> entries = xForwardedFor.isEmpty() ? forwardedNodes(chain) : xForwardedForEntries(chain);
+        byte[] client = entries == null ? null : rightMostUntrusted(entries);
+        return key(client == null ? peer : client);
+    }
+
+    private boolean isTrusted(byte[] address) {
+        Cidr[] blocks = address.length == 4 ? trustedIpv4 : trustedIpv6;
+        if (blocks.length == 0) {
+            return false;
+        }
+        InetAddress inet;
+        try {
+            inet = InetAddress.getByAddress(address);
+        } catch (UnknownHostException e) {
+            throw new AssertionError("4 or 16 bytes are always an address", e);
+        }
+        for (Cidr block : blocks) {
+            if (block.contains(inet)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private String key(byte[] address) {
+        if (address.length == 4) {
+            return IpLiterals.format(address);
+        }
+        byte[] network = address.clone();
+        for (int i = 0; i < network.length; i++) {
+            int keep = Math.max(0, Math.min(8, ipv6Prefix - i * 8));
+            network[i] &= (byte) (0xFF00 >>> keep);
+        }
+        return IpLiterals.format(network) + ipv6Suffix;
+    }
+
+    /**
+     * Walks the chain from the right: the first address that is not trusted, or the left-most when
+     * all are; null as soon as an entry on the way is not an address.
+     */
+    private byte[] rightMostUntrusted(List<String> entries) {
+        for (int i = entries.size() - 1; ; i--) {
+            byte[] address = IpLiterals.parse(entries.get(i), true);
+            if (address == null || i == 0 || !isTrusted(address)) {
+                return address;
+            }
+        }
+    }
+
+    /** The comma-separated entries, trimmed; null when there are more than {@link #MAX_CHAIN_ENTRIES}. */
+    private static List<String> xForwardedForEntries(String chain) {
+        List<String> entries = new ArrayList<>();
+        int start = 0;
+        while (entries.size() < MAX_CHAIN_ENTRIES) {
+            int comma = chain.indexOf(',', start);
+            if (comma < 0) {
+                entries.add(trim(chain, start, chain.length()));
+                return entries;
+            }
+            entries.add(trim(chain, start, comma));
+            start = comma + 1;
+        }
+        return null;
+    }
+
+    /**
+     * The {@code for=} node of each RFC 7239 element, null for an element without exactly one
+     * well-formed {@code for} pair; null when there are more than {@link #MAX_CHAIN_ENTRIES} elements.
+     */
+    private static List<String> forwardedNodes(String chain) {
+        List<String> nodes = new ArrayList<>();
+        int start = 0;
+        while (nodes.size() < MAX_CHAIN_ENTRIES) {
+            int comma = nextSeparator(chain, start, chain.length(), ',');
+            nodes.add(forNode(chain, start, comma));
+            if (comma == chain.length()) {
+                return nodes;
+            }
+            start = comma + 1;
+        }
+        return null;
+    }
+
+    /** All lines joined by commas, or null when they hold more than {@link #MAX_CHAIN_CHARS} characters. */
+    private static String joinBounded(List<String> lines) {
+        int length = lines.size() - 1;
+        for (String line : lines) {
+            length += line == null ? 0 : line.length();
+            if (length > MAX_CHAIN_CHARS) {
+                return null;
+            }
+        }
+        if (lines.size() == 1) {
+            return lines.get(0) == null ? "" : lines.get(0);
+        }
+        StringBuilder chain = new StringBuilder(length);
+        for (int i = 0; i < lines.size(); i++) {
+            if (i > 0) {
+                chain.append(',');
+            }
+            if (lines.get(i) != null) {
+                chain.append(lines.get(i));
+            }
+        }
+        return chain.toString();
+    }
+
+    /**
+     * The value of the single {@code for} pair of the element in {@code [from, to)}, unquoted; null
+     * when there is none, more than one, or it is malformed.
+     */
+    private static String forNode(String chain, int from, int to) {
+        String node = null;
+        int start = from;
+        while (start <= to) {
+            int semicolon = nextSeparator(chain, start, to, ';');
+            String pair = trim(chain, start, semicolon);
+            int equals = pair.indexOf('=');
+            if (equals == 3 && pair.regionMatches(true, 0, "for", 0, 3)) {
+                if (node != null) {
+                    return null;
+                }
+                node = unquote(trim(pair, 4, pair.length()));
+                if (node == null) {
+                    return null;
+                }
+            }
+            start = semicolon + 1;
+        }
+        return node;
+    }
+
+    /** A token as is, or the content of a quoted-string with its {@code \} escapes undone; null if malformed. */
+    private static String unquote(String value) {
+        if (value.isEmpty() || value.charAt(0) != '"') {
+            return value;
+        }
+        StringBuilder content = new StringBuilder(value.length());
+        for (int i = 1; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c == '"') {
+                return i == value.length() - 1 ? content.toString() : null;
+            }
+            if (c == '\\') {
+                if (++i == value.length()) {
+                    return null;
+                }
+                c = value.charAt(i);
+            }
+            content.append(c);
+        }
+        return null;
+    }
+
+    /** The index of the first {@code separator} in {@code [from, to)} outside a quoted-string, or {@code to}. */
+    private static int nextSeparator(String text, int from, int to, char separator) {
+        boolean quoted = false;
+        for (int i = from; i < to; i++) {
+            char c = text.charAt(i);
+            if (quoted) {
+                if (c == '\\') {
+                    i++;
+                } else if (c == '"') {
+                    quoted = false;
+                }
+            } else if (c == '"') {
+                quoted = true;
+            } else if (c == separator) {
+                return i;
+            }
+        }
+        return to;
+    }
+
+    /** {@code text[from, to)} without surrounding spaces and tabs (HTTP's optional whitespace). */
+    private static String trim(String text, int from, int to) {
+        while (from < to && isOptionalWhitespace(text.charAt(from))) {
+            from++;
+        }
+        while (to > from && isOptionalWhitespace(text.charAt(to - 1))) {
+            to--;
+        }
+        return text.substring(from, to);
+    }
+
+    private static boolean isOptionalWhitespace(char c) {
+        return c == ' ' || c == '\t';
+    }
+}

@@ -1,0 +1,169 @@
+package dev.ratelimit.http;
+
+import dev.ratelimit.RateLimitExceededException;
+import dev.ratelimit.bootstrap.HttpGate;
+import dev.ratelimit.bootstrap.RateLimitBridge;
+import dev.ratelimit.bootstrap.RequestContext;
+import dev.ratelimit.config.Mode;
+import dev.ratelimit.limit.ActiveRule;
+import dev.ratelimit.limit.Outcome;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * Decides servlet requests: the {@link HttpGate} the bridge calls from servlet advice.
+ *
+ * <h2>Design</h2>
+ *
+ * <p>Every servlet entry point (each {@code FilterChain.doFilter}, each {@code Servlet.service})
+ * is instrumented, and the first one a request reaches acts; the rest see the request attribute
+ * {@value #SEEN} or a dispatcher type other than {@code REQUEST} (forward, include, error, async)
+ * and do nothing. So a request is counted once, before any filter or servlet of the application
+ * runs.
+ *
+ * <p>Identity, not address: a request whose exempt header holds a valid token is not counted by
+ * rules that honour exemptions; a present but wrong token is counted like any request, and
+ * counted again as a forged token. The request's facts stay in the bridge's thread-local until
+ * the entry point returns, so method rules see them.
+ *
+ * <p>A rejection replaces the response with a 429 (unless it is already committed: then the
+ * request passes, and that is counted). A {@link RateLimitExceededException} thrown by a method
+ * rule and escaping the entry point, also wrapped, becomes the same 429 instead of a 500.
+ */
+public final class HttpRequests implements HttpGate {
+    static final String SEEN = "dev.ratelimit.seen";
+    private static final int MAX_CAUSES = 16;
+
+    private final Supplier<HttpRules> rules;
+
+    public HttpRequests(Supplier<HttpRules> rules) {
+        this.rules = rules;
+    }
+
+    @Override
+    public Object enter(Object request, Object response) {
+        ServletApi api = ServletApi.of(request);
+        if (api == null || !api.isInitialDispatch(request) || api.attribute(request, SEEN) != null) {
+            return null;
+        }
+        api.setAttribute(request, SEEN, Boolean.TRUE);
+        HttpRules current = rules.get();
+        TokenVerifier.Verdict verdict = current.verdict(api, request);
+        RequestFacts facts = new RequestFacts(api, request, current.clients(), verdict == TokenVerifier.Verdict.VALID);
+        if (!current.isEmpty() && decide(current, api, request, response, facts, verdict)) {
+            return RateLimitBridge.REJECTED;
+        }
+        RequestContext.set(facts);
+        return facts;
+    }
+
+    /** Applies the matching rules; returns true when the request was rejected and answered. */
+    private static boolean decide(HttpRules current, ServletApi api, Object request, Object response,
+            RequestFacts facts, TokenVerifier.Verdict verdict) {
+        int[] matched = current.matching(api.method(request),
+                RequestPath.normalize(api.requestUri(request), api.contextPath(request)));
+        if (matched.length == 0) {
+            return false;
+        }
+        List<String> violated = null;
+        long retryMillis = 0;
+        StringBuilder policies = new StringBuilder();
+        StringBuilder states = new StringBuilder();
+        List<String> rejectedStates = null;
+        for (int index : matched) {
+            ActiveRule rule = current.rule(index);
+            if (verdict == TokenVerifier.Verdict.FORGED) {
+                rule.metrics().countForgedToken();
+            }
+            boolean exempted = rule.config().exempt() && facts.exempt();
+            long outcome = rule.decide(null, facts);
+            if (exempted || rule.config().mode() == Mode.SHADOW) {
+                continue;
+            }
+            RateLimitFields fields = current.fields(index);
+            append(policies, fields.policy());
+            if (Outcome.isAllowed(outcome)) {
+                append(states, fields.allowed(Outcome.remaining(outcome)));
+            } else {
+                if (violated == null) {
+                    violated = new ArrayList<>(1);
+                    rejectedStates = new ArrayList<>(1);
+                }
+                violated.add(rule.name());
+                rejectedStates.add(fields.rejected(Outcome.retryMillis(outcome)));
+                retryMillis = Math.max(retryMillis, Outcome.retryMillis(outcome));
+            }
+        }
+        if (violated != null) {
+            if (api.isCommitted(response)) {
+                for (int index : matched) {
+                    current.rule(index).metrics().countPassedCommitted();
+                }
+                return false;
+            }
+            reject(api, response, policies.toString(), String.join(", ", rejectedStates), violated, retryMillis);
+            return true;
+        }
+        if (policies.length() > 0) {
+            api.setHeader(response, "RateLimit-Policy", policies.toString());
+            api.setHeader(response, "RateLimit", states.toString());
+        }
+        return false;
+    }
+
+    private static void append(StringBuilder list, String item) {
+        if (list.length() > 0) {
+            list.append(", ");
+        }
+        list.append(item);
+    }
+
+    private static void reject(ServletApi api, Object response, String policies, String states, List<String> violated,
+            long retryMillis) {
+        long retrySeconds = RateLimitFields.seconds(retryMillis);
+        List<String[]> headers = new ArrayList<>(3);
+        headers.add(new String[] {"Retry-After", Long.toString(retrySeconds)});
+        if (!policies.isEmpty()) {
+            headers.add(new String[] {"RateLimit-Policy", policies});
+            headers.add(new String[] {"RateLimit", states});
+        }
+        api.replace(response, 429, headers, "application/problem+json",
+                RateLimitFields.problem(violated, retrySeconds));
+    }
+
+    @Override
+    public boolean exit(Object request, Object response, Object facts, Throwable thrown) {
+        if (facts == RateLimitBridge.REJECTED) {
+            return false;
+        }
+        RequestContext.set(null);
+        RateLimitExceededException rejection = rejection(thrown);
+        if (rejection == null) {
+            return false;
+        }
+        ServletApi api = ServletApi.of(request);
+        if (api == null || api.isCommitted(response)) {
+            return false;
+        }
+        RateLimitFields fields = rules.get().fields(rejection.rule());
+        long retryMillis = rejection.retryAfter().toMillis();
+        reject(api, response, fields == null ? "" : fields.policy(),
+                fields == null ? "" : fields.rejected(retryMillis), Collections.singletonList(rejection.rule()),
+                retryMillis);
+        return true;
+    }
+
+    /** The rejection in an exception's cause chain, also when wrapped (e.g. in a ServletException). */
+    static RateLimitExceededException rejection(Throwable thrown) {
+        Throwable cause = thrown;
+        for (int depth = 0; cause != null && depth < MAX_CAUSES; depth++) {
+            if (cause instanceof RateLimitExceededException) {
+                return (RateLimitExceededException) cause;
+            }
+            cause = cause.getCause();
+        }
+        return null;
+    }
+}

@@ -1,0 +1,82 @@
+package dev.ratelimit.http;
+
+import dev.ratelimit.config.LimitSpec;
+import dev.ratelimit.config.RuleConfig;
+import dev.ratelimit.limit.CoarseClock;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/**
+ * The response fields of draft-ietf-httpapi-ratelimit-headers-11 for one rule, and the RFC 9457
+ * problem body of a rejection. Rule names are restricted by the loader to characters that need
+ * no escaping in a structured-field string or in JSON.
+ *
+ * <p>A rule with one limit is one policy named after the rule; a rule with several limits is one
+ * policy per limit, named {@code RULE-WINDOW} (e.g. {@code send-1s}, {@code send-1h}).
+ */
+final class RateLimitFields {
+    static final String PROBLEM_TYPE = "https://iana.org/assignments/http-problem-types#quota-exceeded";
+
+    private final String name;
+    private final String policy;
+    private final long firstWindowMillis;
+
+    RateLimitFields(RuleConfig rule) {
+        this.name = rule.name();
+        List<LimitSpec> limits = rule.limits();
+        StringBuilder policy = new StringBuilder();
+        for (LimitSpec limit : limits) {
+            if (policy.length() > 0) {
+                policy.append(", ");
+            }
+            String policyName = limits.size() == 1
+                    ? rule.name()
+                    : rule.name() + '-' + dev.ratelimit.config.Durations.format(limit.window());
+            policy.append('"').append(policyName).append("\";q=").append(limit.limit())
+                    .append(";w=").append(Math.max(1, limit.window().toSeconds()));
+        }
+        this.policy = policy.toString();
+        this.firstWindowMillis = limits.get(0).window().toMillis();
+    }
+
+    String name() {
+        return name;
+    }
+
+    /** The {@code RateLimit-Policy} items of this rule. */
+    String policy() {
+        return policy;
+    }
+
+    /** The {@code RateLimit} item of an allowed request: calls remaining, seconds until the window resets. */
+    String allowed(long remaining) {
+        long now = CoarseClock.millis();
+        long reset = seconds(firstWindowMillis - now % firstWindowMillis);
+        return '"' + name + "\";r=" + remaining + ";t=" + reset;
+    }
+
+    /** The {@code RateLimit} item of a rejected request. */
+    String rejected(long retryMillis) {
+        return '"' + name + "\";r=0;t=" + seconds(retryMillis);
+    }
+
+    /** Whole seconds, rounded up, at least 1: a client told to retry never retries too early. */
+    static long seconds(long millis) {
+        return Math.max(1, (millis + 999) / 1000);
+    }
+
+    /** The problem+json body naming the violated policies (never a key or token). */
+    static byte[] problem(List<String> violated, long retrySeconds) {
+        StringBuilder json = new StringBuilder(256);
+        json.append("{\"type\":\"").append(PROBLEM_TYPE).append("\",")
+                .append("\"title\":\"Request cannot be satisfied as assigned quota has been exceeded\",")
+                .append("\"status\":429,")
+                .append("\"detail\":\"Too many requests; retry after ").append(retrySeconds).append(" s.\",")
+                .append("\"violated-policies\":[");
+        for (int i = 0; i < violated.size(); i++) {
+            json.append(i == 0 ? "" : ",").append('"').append(violated.get(i)).append('"');
+        }
+        json.append("]}");
+        return json.toString().getBytes(StandardCharsets.UTF_8);
+    }
+}

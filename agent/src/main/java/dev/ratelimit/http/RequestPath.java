@@ -1,0 +1,161 @@
+package dev.ratelimit.http;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The path that HTTP rules match against, normalised so that spelling a URI differently cannot
+ * dodge a rule.
+ *
+ * <p>Steps, in order: cut the query and fragment; split at {@code /} and {@code \}; drop each
+ * segment's path parameters ({@code ;...}, as containers do before decoding, so {@code ..;} is
+ * {@code ..}); percent-decode each segment once as UTF-8, where a decoded {@code /} or {@code \}
+ * splits the segment again ({@code /api%2Fsecret} is {@code /api/secret}); drop empty and
+ * {@code .} segments and resolve {@code ..}, never above the root; drop the context path's
+ * segments when the path starts with them, the context path being normalised the same way so raw
+ * and decoded spellings both match.
+ *
+ * <p>The result starts with {@code /} and never ends with one, except the root {@code /} itself:
+ * {@code /api/} and {@code /api} are the same path here, and {@code /api/**} matches both. Case is
+ * kept, since servlet paths are case-sensitive. Invalid escapes such as {@code %zz} stay literal;
+ * bytes that are not valid UTF-8 become U+FFFD.
+ *
+ * <p>Work is bounded: only the first {@value #MAX_CHARS} characters of the URI are read, so a longer
+ * URI gives the normalised form of its prefix. Never throws.
+ */
+public final class RequestPath {
+
+    /** How much of a request URI is read; the result is never longer either. */
+    public static final int MAX_CHARS = 8192;
+
+    private RequestPath() {
+    }
+
+    /**
+     * @param rawRequestUri the request URI as sent (the servlet's {@code getRequestURI()}), null
+     *     allowed
+     * @param rawContextPath the servlet's {@code getContextPath()}; null or empty for the root
+     * @return the normalised path within the application, {@code /} at least
+     */
+    public static String normalize(String rawRequestUri, String rawContextPath) {
+        List<String> path = segments(rawRequestUri);
+        List<String> context = segments(rawContextPath);
+        int skip = startsWith(path, context) ? context.size() : 0;
+        if (skip == path.size()) {
+            return "/";
+        }
+        StringBuilder text = new StringBuilder();
+        for (int i = skip; i < path.size() && text.length() < MAX_CHARS; i++) {
+            text.append('/').append(path.get(i));
+        }
+        return text.length() > MAX_CHARS ? text.substring(0, MAX_CHARS) : text.toString();
+    }
+
+    private static boolean startsWith(List<String> path, List<String> prefix) {
+        return !prefix.isEmpty() && path.size() >= prefix.size() && path.subList(0, prefix.size()).equals(prefix);
+    }
+
+    /** The decoded, resolved segments of {@code raw}. */
+    private static List<String> segments(String raw) {
+        List<String> segments = new ArrayList<>();
+        if (raw == null) {
+            return segments;
+        }
+        int end = Math.min(raw.length(), MAX_CHARS);
+        for (int i = 0; i < end; i++) {
+            char c = raw.charAt(i);
+            if (c == '?' || c == '#') {
+                end = i;
+                break;
+            }
+        }
+        int start = 0;
+        while (start <= end) {
+            int separator = start;
+            int segmentEnd = -1;
+            for (; separator < end && !isSeparator(raw.charAt(separator)); separator++) {
+                if (segmentEnd < 0 && raw.charAt(separator) == ';') {
+                    segmentEnd = separator;
+                }
+            }
+            if (segmentEnd < 0) {
+                segmentEnd = separator;
+            }
+            String decoded = decode(raw, start, segmentEnd);
+            int pieceStart = 0;
+            for (int i = 0; i <= decoded.length(); i++) {
+                if (i == decoded.length() || isSeparator(decoded.charAt(i))) {
+                    add(segments, decoded.substring(pieceStart, i));
+                    pieceStart = i + 1;
+                }
+            }
+            start = separator + 1;
+        }
+        return segments;
+    }
+
+    private static boolean isSeparator(char c) {
+        return c == '/' || c == '\\';
+    }
+
+    private static void add(List<String> segments, String segment) {
+        if (segment.isEmpty() || segment.equals(".")) {
+            return;
+        }
+        if (segment.equals("..")) {
+            if (!segments.isEmpty()) {
+                segments.remove(segments.size() - 1);
+            }
+            return;
+        }
+        segments.add(segment);
+    }
+
+    /** {@code raw[from, to)} with each valid {@code %XX} decoded once; runs of escapes are read as UTF-8. */
+    private static String decode(String raw, int from, int to) {
+        int percent = from;
+        while (percent < to && raw.charAt(percent) != '%') {
+            percent++;
+        }
+        if (percent == to) {
+            return raw.substring(from, to);
+        }
+        StringBuilder text = new StringBuilder(to - from);
+        byte[] bytes = new byte[(to - from) / 3];
+        int count = 0;
+        for (int i = from; i < to; i++) {
+            char c = raw.charAt(i);
+            int high = c == '%' && i + 2 < to ? hexValue(raw.charAt(i + 1)) : -1;
+            int low = high >= 0 ? hexValue(raw.charAt(i + 2)) : -1;
+            if (low >= 0) {
+                bytes[count++] = (byte) (high << 4 | low);
+                i += 2;
+                continue;
+            }
+            if (count > 0) {
+                text.append(new String(bytes, 0, count, StandardCharsets.UTF_8));
+                count = 0;
+            }
+            text.append(c);
+        }
+        if (count > 0) {
+            text.append(new String(bytes, 0, count, StandardCharsets.UTF_8));
+        }
+        return text.toString();
+    }
+
+    /** 0..15 for an ASCII hex digit, else -1 ({@link Character#digit} would also accept non-ASCII digits). */
+    private static int hexValue(char c) {
+        if (c >= '0' && c <= '9') {
+            return c - '0';
+        }
+        if (c >= 'a' && c <= 'f') {
+            return c - 'a' + 10;
+        }
+        if (c >= 'A' && c <= 'F') {
+            return c - 'A' + 10;
+        }
+        return -1;
+    }
+}

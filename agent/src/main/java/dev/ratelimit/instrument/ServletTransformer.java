@@ -1,0 +1,60 @@
+package dev.ratelimit.instrument;
+
+import static net.bytebuddy.matcher.ElementMatchers.declaresMethod;
+import static net.bytebuddy.matcher.ElementMatchers.hasSuperType;
+import static net.bytebuddy.matcher.ElementMatchers.isAbstract;
+import static net.bytebuddy.matcher.ElementMatchers.isInterface;
+import static net.bytebuddy.matcher.ElementMatchers.namedOneOf;
+import static net.bytebuddy.matcher.ElementMatchers.not;
+import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
+import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
+
+import java.security.ProtectionDomain;
+import net.bytebuddy.agent.builder.AgentBuilder;
+import net.bytebuddy.asm.Advice;
+import net.bytebuddy.description.method.MethodDescription;
+import net.bytebuddy.description.type.TypeDescription;
+import net.bytebuddy.dynamic.ClassFileLocator;
+import net.bytebuddy.dynamic.DynamicType;
+import net.bytebuddy.matcher.ElementMatcher;
+import net.bytebuddy.pool.TypePool;
+import net.bytebuddy.utility.JavaModule;
+
+/**
+ * Instruments servlet entry points of both namespaces, matched by name only (never a class
+ * literal: the agent links against no servlet API): implementations of {@code FilterChain}
+ * ({@code doFilter(ServletRequest, ServletResponse)}) and of {@code Servlet}
+ * ({@code service(ServletRequest, ServletResponse)}). The container's filter chain is reached
+ * first on Tomcat and Undertow; Jetty calls a servlet directly when no filter applies.
+ */
+final class ServletTransformer implements AgentBuilder.Transformer {
+    private final Advice advice;
+
+    ServletTransformer(Advice.ExceptionHandler exceptionHandler) {
+        ClassFileLocator locator = ClassFileLocator.ForClassLoader.of(ServletTransformer.class.getClassLoader());
+        TypeDescription adviceType = TypePool.Default.of(locator).describe(ServletAdvice.class.getName()).resolve();
+        this.advice = Advice.to(adviceType, locator).withExceptionHandler(exceptionHandler);
+    }
+
+    static ElementMatcher<TypeDescription> types() {
+        return not(isInterface())
+                .and(declaresMethod(entryPoints()))
+                .and(hasSuperType(namedOneOf(
+                        "jakarta.servlet.FilterChain", "javax.servlet.FilterChain",
+                        "jakarta.servlet.Servlet", "javax.servlet.Servlet")));
+    }
+
+    static ElementMatcher<MethodDescription> entryPoints() {
+        return namedOneOf("doFilter", "service")
+                .and(not(isAbstract()))
+                .and(takesArguments(2))
+                .and(takesArgument(0, namedOneOf("jakarta.servlet.ServletRequest", "javax.servlet.ServletRequest")))
+                .and(takesArgument(1, namedOneOf("jakarta.servlet.ServletResponse", "javax.servlet.ServletResponse")));
+    }
+
+    @Override
+    public DynamicType.Builder<?> transform(DynamicType.Builder<?> builder, TypeDescription type, ClassLoader loader,
+            JavaModule module, ProtectionDomain protectionDomain) {
+        return builder.visit(advice.on(entryPoints()));
+    }
+}

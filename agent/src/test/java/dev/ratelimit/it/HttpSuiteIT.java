@@ -1,0 +1,397 @@
+package dev.ratelimit.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import dev.ratelimit.testing.WindowGuard;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * One HTTP suite, run against every container on every JDK: Jetty 12 (jakarta), Tomcat 9
+ * (javax, context path /ctx) and the Spring Boot executable jar of test-app, each in its own JVM
+ * under the agent, over real HTTP on loopback. Every test is its own client: it sends from its
+ * own 127.x.y.z source address, or names a client through the trusted proxy 127.0.0.1.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class HttpSuiteIT {
+    static final String TOKEN = "it-internal-token-6f1d0c3a9b8e4f27a5";
+    private static final AtomicInteger ADDRESSES = new AtomicInteger();
+
+    private final Map<String, WebApp> apps = new ConcurrentHashMap<>();
+
+    static Stream<Arguments> targets() {
+        return Jdks.all().flatMap(jdk -> Stream.of(WebApp.Container.values()).map(c -> Arguments.of(c, jdk)));
+    }
+
+    static Stream<Arguments> servletFixtures() {
+        return Jdks.all().flatMap(jdk -> Stream.of(WebApp.Container.JETTY, WebApp.Container.TOMCAT)
+                .map(c -> Arguments.of(c, jdk)));
+    }
+
+    @BeforeEach
+    void startWellInsideAWindow() {
+        WindowGuard.awayFromBoundary(3_600_000, 60_000);
+    }
+
+    @AfterAll
+    void stopApps() {
+        apps.values().forEach(WebApp::close);
+    }
+
+    WebApp app(WebApp.Container container, Path jdk) {
+        return apps.computeIfAbsent(container + "@" + jdk, key -> {
+            try {
+                Path rules = Path.of(HttpSuiteIT.class.getResource("/http-rules.yaml").toURI());
+                return WebApp.start(container, jdk, rules, Map.of("RATELIMIT_INTERNAL_TOKEN", TOKEN), List.of());
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+    }
+
+    /** A loopback address no other test uses: a fresh client. */
+    static String freshAddress() {
+        int n = ADDRESSES.incrementAndGet();
+        return "127.1." + (n / 250) + "." + (n % 250 + 2);
+    }
+
+    /** A documentation-range address no other test names through the proxy. */
+    static String freshForwardedClient() {
+        int n = ADDRESSES.incrementAndGet();
+        return "198.51." + (n / 250) + "." + (n % 250 + 1);
+    }
+
+    private static String domains(WebApp app) {
+        return app.contextPath() + "/api/domains/shop.example.com";
+    }
+
+    private static List<Integer> statuses(int n, Request request) throws Exception {
+        List<Integer> statuses = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            statuses.add(request.send(i).status);
+        }
+        return statuses;
+    }
+
+    private interface Request {
+        LoopbackHttp.Response send(int i) throws Exception;
+    }
+
+    private static List<Integer> repeat(int status, int times) {
+        List<Integer> list = new ArrayList<>();
+        for (int i = 0; i < times; i++) {
+            list.add(status);
+        }
+        return list;
+    }
+
+    private static List<Integer> concat(List<Integer> a, List<Integer> b) {
+        List<Integer> all = new ArrayList<>(a);
+        all.addAll(b);
+        return all;
+    }
+
+    // --- the incident's three tests ------------------------------------------------------------
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targets")
+    void twentyRequestsWithTheInternalTokenAllPass(WebApp.Container container, Path jdk) throws Exception {
+        WebApp app = app(container, jdk);
+        String from = freshAddress();
+        assertEquals(repeat(200, 20), statuses(20, i -> LoopbackHttp.post(from, app.port(),
+                app.contextPath() + "/internal/turns/" + i, "progress", "X-Internal-Token: " + TOKEN)));
+        assertEquals(repeat(200, 20), statuses(20, i -> LoopbackHttp.get(from, app.port(), domains(app),
+                "X-Internal-Token: " + TOKEN)));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targets")
+    void plainRequestsFromOneAddressFirstFivePassThenAre429(WebApp.Container container, Path jdk) throws Exception {
+        WebApp app = app(container, jdk);
+        String from = freshAddress();
+        assertEquals(concat(repeat(200, 5), repeat(429, 5)),
+                statuses(10, i -> LoopbackHttp.get(from, app.port(), domains(app))));
+        // the internal routes answer 401 themselves until the limit, then the agent answers 429
+        String other = freshAddress();
+        assertEquals(concat(repeat(401, 5), repeat(429, 3)), statuses(8, i -> LoopbackHttp.post(other, app.port(),
+                app.contextPath() + "/internal/turns/1", "progress")));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targets")
+    void forgedTokensAreLimitedLikePlainRequests(WebApp.Container container, Path jdk) throws Exception {
+        WebApp app = app(container, jdk);
+        List<String> forged = List.of(
+                TOKEN.substring(0, TOKEN.length() - 1) + "x",      // one character off
+                TOKEN.substring(0, TOKEN.length() - 3),            // prefix
+                TOKEN + "0",                                       // suffix
+                "",                                                // empty
+                TOKEN.toUpperCase(),                               // case-changed
+                TOKEN.repeat(200));                                // very long
+        for (String token : forged) {
+            String from = freshAddress();
+            assertEquals(concat(repeat(401, 5), repeat(429, 3)), statuses(8, i -> LoopbackHttp.get(from, app.port(),
+                    app.contextPath() + "/internal/preview-access?app=a", "X-Internal-Token: " + token)),
+                    "forged token of length " + token.length());
+            String other = freshAddress();
+            assertEquals(concat(repeat(200, 5), repeat(429, 3)), statuses(8, i -> LoopbackHttp.get(other, app.port(),
+                    domains(app), "X-Internal-Token: " + token)), "forged token of length " + token.length());
+        }
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targets")
+    void aRepeatedTokenHeaderEarnsNothingEvenWithTheRealTokenInIt(WebApp.Container container, Path jdk)
+            throws Exception {
+        WebApp app = app(container, jdk);
+        String from = freshAddress();
+        assertEquals(concat(repeat(200, 5), repeat(429, 3)), statuses(8, i -> LoopbackHttp.get(from, app.port(),
+                domains(app), "X-Internal-Token: " + TOKEN, "X-Internal-Token: wrong-value")));
+    }
+
+    // --- concurrency -----------------------------------------------------------------------------
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targets")
+    void aBurstOfOneHundredSimultaneousRequestsLetsExactlyFiveThrough(WebApp.Container container, Path jdk)
+            throws Exception {
+        WebApp app = app(container, jdk);
+        int rounds = 20;
+        int threads = 100;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Integer> passed = new ArrayList<>();
+            for (int round = 0; round < rounds; round++) {
+                String client = freshForwardedClient();
+                CountDownLatch ready = new CountDownLatch(threads);
+                CountDownLatch go = new CountDownLatch(1);
+                List<Future<Integer>> results = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    results.add(pool.submit(() -> {
+                        ready.countDown();
+                        go.await();
+                        return LoopbackHttp.get("127.0.0.1", app.port(), domains(app),
+                                "X-Forwarded-For: " + client).status;
+                    }));
+                }
+                ready.await();
+                go.countDown();
+                int ok = 0;
+                for (Future<Integer> result : results) {
+                    int status = result.get();
+                    assertTrue(status == 200 || status == 429, "status " + status);
+                    ok += status == 200 ? 1 : 0;
+                }
+                passed.add(ok);
+            }
+            assertEquals(repeat(5, rounds), passed);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    // --- client identity -------------------------------------------------------------------------
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targets")
+    void aSpoofedForwardedForFromAnUntrustedPeerGetsNoFreshBudget(WebApp.Container container, Path jdk)
+            throws Exception {
+        WebApp app = app(container, jdk);
+        String from = freshAddress();
+        assertEquals(concat(repeat(200, 5), repeat(429, 5)), statuses(10, i -> LoopbackHttp.get(from, app.port(),
+                domains(app), "X-Forwarded-For: 203.0.113." + i, "Forwarded: for=192.0.2." + i)));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targets")
+    void aTrustedProxyNamesTheClientAndEachClientHasItsOwnBudget(WebApp.Container container, Path jdk)
+            throws Exception {
+        WebApp app = app(container, jdk);
+        String a = freshForwardedClient();
+        String b = freshForwardedClient();
+        assertEquals(concat(repeat(200, 5), repeat(429, 2)), statuses(7, i -> LoopbackHttp.get("127.0.0.1",
+                app.port(), domains(app), "X-Forwarded-For: " + a + ", 127.0.0.1")));
+        assertEquals(concat(repeat(200, 5), repeat(429, 2)), statuses(7, i -> LoopbackHttp.get("127.0.0.1",
+                app.port(), domains(app), "Forwarded: for=" + b)));
+        // garbage in the header falls back to the peer, never to a fresh key per request
+        String garbage = freshAddress();
+        assertEquals(concat(repeat(200, 5), repeat(429, 2)), statuses(7, i -> LoopbackHttp.get(garbage,
+                app.port(), domains(app), "X-Forwarded-For: not-an-address-" + i)));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targets")
+    void ipv6ClientsAreGroupedByTheirSlash64(WebApp.Container container, Path jdk) throws Exception {
+        WebApp app = app(container, jdk);
+        int n = ADDRESSES.incrementAndGet();
+        String network = "2001:db8:" + Integer.toHexString(n) + ":1:";
+        assertEquals(concat(repeat(200, 5), repeat(429, 2)), statuses(7, i -> LoopbackHttp.get("127.0.0.1",
+                app.port(), domains(app), "X-Forwarded-For: " + network + ":" + Integer.toHexString(i + 1))));
+        assertEquals(200, LoopbackHttp.get("127.0.0.1", app.port(), domains(app),
+                "X-Forwarded-For: 2001:db8:" + Integer.toHexString(n) + ":2::1").status);
+    }
+
+    // --- what a response carries -----------------------------------------------------------------
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targets")
+    void allowedAndRejectedResponsesCarryTheRateLimitFieldsAndAProblemBody(WebApp.Container container, Path jdk)
+            throws Exception {
+        WebApp app = app(container, jdk);
+        String from = freshAddress();
+        LoopbackHttp.Response first = LoopbackHttp.get(from, app.port(), domains(app));
+        assertEquals(200, first.status);
+        assertEquals("\"domains-per-ip\";q=5;w=3600", first.header("RateLimit-Policy"));
+        Matcher allowed = Pattern.compile("\"domains-per-ip\";r=4;t=(\\d+)").matcher(first.header("RateLimit"));
+        assertTrue(allowed.matches(), first.header("RateLimit"));
+        int reset = Integer.parseInt(allowed.group(1));
+        assertTrue(reset >= 1 && reset <= 3600, "t=" + reset);
+        for (int i = 0; i < 4; i++) {
+            assertEquals(200, LoopbackHttp.get(from, app.port(), domains(app)).status);
+        }
+        LoopbackHttp.Response rejected = LoopbackHttp.get(from, app.port(), domains(app));
+        assertEquals(429, rejected.status);
+        int retryAfter = Integer.parseInt(rejected.header("Retry-After"));
+        assertTrue(retryAfter >= 1 && retryAfter <= 3600, "Retry-After " + retryAfter);
+        assertEquals("\"domains-per-ip\";q=5;w=3600", rejected.header("RateLimit-Policy"));
+        assertEquals("\"domains-per-ip\";r=0;t=" + retryAfter, rejected.header("RateLimit"));
+        assertTrue(rejected.header("Content-Type").startsWith("application/problem+json"), rejected.toString());
+        assertTrue(rejected.body.contains("\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\""),
+                rejected.body);
+        assertTrue(rejected.body.contains("\"status\":429"), rejected.body);
+        assertTrue(rejected.body.contains("\"violated-policies\":[\"domains-per-ip\"]"), rejected.body);
+        assertFalse(rejected.toString().contains(from), "the key must not appear: " + rejected);
+        assertNull(rejected.header("X-App-Filter"), "the application's filter must not have run");
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targets")
+    void noResponseExposesTheTokenOrTheClientAddress(WebApp.Container container, Path jdk) throws Exception {
+        WebApp app = app(container, jdk);
+        String client = freshForwardedClient();
+        String forged = TOKEN + "-forged";
+        for (int i = 0; i < 7; i++) {
+            LoopbackHttp.Response response = LoopbackHttp.get("127.0.0.1", app.port(), domains(app),
+                    "X-Forwarded-For: " + client, "X-Internal-Token: " + forged);
+            String all = response.toString();
+            assertFalse(all.contains(client), all);
+            assertFalse(all.contains(TOKEN), all);
+        }
+        assertFalse(app.output().contains(TOKEN), "the token must never be logged");
+    }
+
+    // --- the application's code is not reached, dispatches are not counted again ------------------
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("servletFixtures")
+    void aRejectedRequestNeverReachesTheApplicationsFiltersOrServlets(WebApp.Container container, Path jdk)
+            throws Exception {
+        WebApp app = app(container, jdk);
+        String from = freshAddress();
+        for (int i = 0; i < 5; i++) {
+            assertEquals(200, LoopbackHttp.get(from, app.port(), domains(app)).status);
+        }
+        String before = stats(app);
+        for (int i = 0; i < 5; i++) {
+            assertEquals(429, LoopbackHttp.get(from, app.port(), domains(app)).status);
+        }
+        assertEquals(before, stats(app), "no servlet or filter ran for the rejected requests");
+    }
+
+    private static String stats(WebApp app) throws Exception {
+        return LoopbackHttp.get("127.0.0.9", app.port(), app.contextPath() + "/stats").body;
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("servletFixtures")
+    void forwardsIncludesAndAsyncDispatchesAreCountedOnce(WebApp.Container container, Path jdk) throws Exception {
+        WebApp app = app(container, jdk);
+        for (String path : List.of("/api/forward", "/api/include", "/api/async")) {
+            String from = freshAddress();
+            assertEquals(concat(repeat(200, 5), repeat(429, 1)), statuses(6, i -> LoopbackHttp.get(from, app.port(),
+                    app.contextPath() + path)), path);
+        }
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("servletFixtures")
+    void aRejectionThrownByAMethodRuleBecomesA429AndMethodRulesSeeTheRequest(WebApp.Container container, Path jdk)
+            throws Exception {
+        WebApp app = app(container, jdk);
+        String from = freshAddress();
+        assertEquals(200, LoopbackHttp.get(from, app.port(), app.contextPath() + "/api/boom").status);
+        LoopbackHttp.Response rejected = LoopbackHttp.get(from, app.port(), app.contextPath() + "/api/boom");
+        assertEquals(429, rejected.status, rejected::toString);
+        assertTrue(rejected.body.contains("\"violated-policies\":[\"guarded-call\"]"), rejected.body);
+        assertEquals("\"guarded-call\";q=1;w=3600", rejected.header("RateLimit-Policy"));
+        // the method rule is keyed by client-ip, read from the request being served
+        assertEquals(200, LoopbackHttp.get(freshAddress(), app.port(), app.contextPath() + "/api/boom").status);
+        // and the request's valid token exempts the method rule too
+        String internal = freshAddress();
+        assertEquals(repeat(200, 5), statuses(5, i -> LoopbackHttp.get(internal, app.port(),
+                app.contextPath() + "/api/boom", "X-Internal-Token: " + TOKEN)));
+    }
+
+    static Stream<Arguments> springBoot() {
+        return Jdks.all().map(jdk -> Arguments.of(WebApp.Container.SPRING_BOOT, jdk));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("springBoot")
+    void aRejectionWrappedBySpringMvcBecomesA429NotA500(WebApp.Container container, Path jdk) throws Exception {
+        WebApp app = app(container, jdk);
+        String user = "user-" + ADDRESSES.incrementAndGet();
+        String from = freshAddress();
+        assertEquals(200, LoopbackHttp.post(from, app.port(), "/api/messages?user=" + user, "").status);
+        LoopbackHttp.Response rejected = LoopbackHttp.post(from, app.port(), "/api/messages?user=" + user, "");
+        assertEquals(429, rejected.status, rejected::toString);
+        assertTrue(rejected.body.contains("\"violated-policies\":[\"send-per-user\"]"), rejected.body);
+        assertFalse(rejected.toString().contains(user), "the key must not appear: " + rejected);
+        assertEquals(200, LoopbackHttp.post(from, app.port(), "/api/messages?user=other-" + user, "").status);
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targets")
+    void encodedPathTricksCannotDodgeARule(WebApp.Container container, Path jdk) throws Exception {
+        WebApp app = app(container, jdk);
+        String from = freshAddress();
+        String base = app.contextPath();
+        for (int i = 0; i < 5; i++) {
+            assertEquals(200, LoopbackHttp.get(from, app.port(), domains(app)).status);
+        }
+        List<String> tricks = List.of(
+                base + "/api;jsessionid=0123/domains/shop.example.com",
+                base + "/api/domains;x=y/shop.example.com",
+                base + "/api/%64omains/shop.example.com",
+                base + "//api//domains/shop.example.com",
+                base + "/api/./domains/shop.example.com",
+                base + "/x/../api/domains/shop.example.com",
+                base + "/api/domains/shop.example.com?x=1");
+        for (String trick : tricks) {
+            int status = LoopbackHttp.get(from, app.port(), trick).status;
+            assertNotEquals(200, status, trick + " reached the application after the budget was spent");
+            assertTrue(status < 500, trick + " gave " + status);
+        }
+    }
+}
