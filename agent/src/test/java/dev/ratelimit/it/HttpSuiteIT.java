@@ -95,7 +95,7 @@ class HttpSuiteIT {
     }
 
     private interface Request {
-        LoopbackHttp.Response send(int i) throws Exception;
+        WebApp.Response send(int i) throws Exception;
     }
 
     private static List<Integer> repeat(int status, int times) {
@@ -119,9 +119,8 @@ class HttpSuiteIT {
     void twentyRequestsWithTheInternalTokenAllPass(WebApp.Container container, Path jdk) throws Exception {
         WebApp app = app(container, jdk);
         String from = freshAddress();
-        assertEquals(repeat(200, 20), statuses(20, i -> LoopbackHttp.post(from, app.port(),
-                app.contextPath() + "/internal/turns/" + i, "progress", "X-Internal-Token: " + TOKEN)));
-        assertEquals(repeat(200, 20), statuses(20, i -> LoopbackHttp.get(from, app.port(), domains(app),
+        assertEquals(repeat(200, 20), statuses(20, i -> app.postFrom(from, app.contextPath() + "/internal/turns/" + i, "progress", "X-Internal-Token: " + TOKEN)));
+        assertEquals(repeat(200, 20), statuses(20, i -> app.getFrom(from, domains(app),
                 "X-Internal-Token: " + TOKEN)));
     }
 
@@ -131,11 +130,10 @@ class HttpSuiteIT {
         WebApp app = app(container, jdk);
         String from = freshAddress();
         assertEquals(concat(repeat(200, 5), repeat(429, 5)),
-                statuses(10, i -> LoopbackHttp.get(from, app.port(), domains(app))));
+                statuses(10, i -> app.getFrom(from, domains(app))));
         // the internal routes answer 401 themselves until the limit, then the agent answers 429
         String other = freshAddress();
-        assertEquals(concat(repeat(401, 5), repeat(429, 3)), statuses(8, i -> LoopbackHttp.post(other, app.port(),
-                app.contextPath() + "/internal/turns/1", "progress")));
+        assertEquals(concat(repeat(401, 5), repeat(429, 3)), statuses(8, i -> app.postFrom(other, app.contextPath() + "/internal/turns/1", "progress")));
     }
 
     @ParameterizedTest(name = "{0} on {1}")
@@ -151,12 +149,10 @@ class HttpSuiteIT {
                 TOKEN.repeat(200));                                // very long
         for (String token : forged) {
             String from = freshAddress();
-            assertEquals(concat(repeat(401, 5), repeat(429, 3)), statuses(8, i -> LoopbackHttp.get(from, app.port(),
-                    app.contextPath() + "/internal/preview-access?app=a", "X-Internal-Token: " + token)),
+            assertEquals(concat(repeat(401, 5), repeat(429, 3)), statuses(8, i -> app.getFrom(from, app.contextPath() + "/internal/preview-access?app=a", "X-Internal-Token: " + token)),
                     "forged token of length " + token.length());
             String other = freshAddress();
-            assertEquals(concat(repeat(200, 5), repeat(429, 3)), statuses(8, i -> LoopbackHttp.get(other, app.port(),
-                    domains(app), "X-Internal-Token: " + token)), "forged token of length " + token.length());
+            assertEquals(concat(repeat(200, 5), repeat(429, 3)), statuses(8, i -> app.getFrom(other, domains(app), "X-Internal-Token: " + token)), "forged token of length " + token.length());
         }
     }
 
@@ -166,8 +162,7 @@ class HttpSuiteIT {
             throws Exception {
         WebApp app = app(container, jdk);
         String from = freshAddress();
-        assertEquals(concat(repeat(200, 5), repeat(429, 3)), statuses(8, i -> LoopbackHttp.get(from, app.port(),
-                domains(app), "X-Internal-Token: " + TOKEN, "X-Internal-Token: wrong-value")));
+        assertEquals(concat(repeat(200, 5), repeat(429, 3)), statuses(8, i -> app.getFrom(from, domains(app), "X-Internal-Token: " + TOKEN, "X-Internal-Token: wrong-value")));
     }
 
     // --- concurrency -----------------------------------------------------------------------------
@@ -191,7 +186,7 @@ class HttpSuiteIT {
                     results.add(pool.submit(() -> {
                         ready.countDown();
                         go.await();
-                        return LoopbackHttp.get("127.0.0.1", app.port(), domains(app),
+                        return app.getFrom("127.0.0.1", domains(app),
                                 "X-Forwarded-For: " + client).status;
                     }));
                 }
@@ -219,8 +214,7 @@ class HttpSuiteIT {
             throws Exception {
         WebApp app = app(container, jdk);
         String from = freshAddress();
-        assertEquals(concat(repeat(200, 5), repeat(429, 5)), statuses(10, i -> LoopbackHttp.get(from, app.port(),
-                domains(app), "X-Forwarded-For: 203.0.113." + i, "Forwarded: for=192.0.2." + i)));
+        assertEquals(concat(repeat(200, 5), repeat(429, 5)), statuses(10, i -> app.getFrom(from, domains(app), "X-Forwarded-For: 203.0.113." + i, "Forwarded: for=192.0.2." + i)));
     }
 
     @ParameterizedTest(name = "{0} on {1}")
@@ -230,14 +224,11 @@ class HttpSuiteIT {
         WebApp app = app(container, jdk);
         String a = freshForwardedClient();
         String b = freshForwardedClient();
-        assertEquals(concat(repeat(200, 5), repeat(429, 2)), statuses(7, i -> LoopbackHttp.get("127.0.0.1",
-                app.port(), domains(app), "X-Forwarded-For: " + a + ", 127.0.0.1")));
-        assertEquals(concat(repeat(200, 5), repeat(429, 2)), statuses(7, i -> LoopbackHttp.get("127.0.0.1",
-                app.port(), domains(app), "Forwarded: for=" + b)));
+        assertEquals(concat(repeat(200, 5), repeat(429, 2)), statuses(7, i -> app.getFrom("127.0.0.1", domains(app), "X-Forwarded-For: " + a + ", 127.0.0.1")));
+        assertEquals(concat(repeat(200, 5), repeat(429, 2)), statuses(7, i -> app.getFrom("127.0.0.1", domains(app), "Forwarded: for=" + b)));
         // garbage in the header falls back to the peer, never to a fresh key per request
         String garbage = freshAddress();
-        assertEquals(concat(repeat(200, 5), repeat(429, 2)), statuses(7, i -> LoopbackHttp.get(garbage,
-                app.port(), domains(app), "X-Forwarded-For: not-an-address-" + i)));
+        assertEquals(concat(repeat(200, 5), repeat(429, 2)), statuses(7, i -> app.getFrom(garbage, domains(app), "X-Forwarded-For: not-an-address-" + i)));
     }
 
     @ParameterizedTest(name = "{0} on {1}")
@@ -246,10 +237,37 @@ class HttpSuiteIT {
         WebApp app = app(container, jdk);
         int n = ADDRESSES.incrementAndGet();
         String network = "2001:db8:" + Integer.toHexString(n) + ":1:";
-        assertEquals(concat(repeat(200, 5), repeat(429, 2)), statuses(7, i -> LoopbackHttp.get("127.0.0.1",
-                app.port(), domains(app), "X-Forwarded-For: " + network + ":" + Integer.toHexString(i + 1))));
-        assertEquals(200, LoopbackHttp.get("127.0.0.1", app.port(), domains(app),
+        assertEquals(concat(repeat(200, 5), repeat(429, 2)), statuses(7, i -> app.getFrom("127.0.0.1", domains(app), "X-Forwarded-For: " + network + ":" + Integer.toHexString(i + 1))));
+        assertEquals(200, app.getFrom("127.0.0.1", domains(app),
                 "X-Forwarded-For: 2001:db8:" + Integer.toHexString(n) + ":2::1").status);
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targets")
+    void aHeaderKeyCountsEachValueApartAndAMissingHeaderIsOneKey(WebApp.Container container, Path jdk)
+            throws Exception {
+        WebApp app = app(container, jdk);
+        String from = freshAddress();
+        String tenant = "tenant-" + ADDRESSES.incrementAndGet();
+        String target = app.contextPath() + "/api/messages?user=";
+        assertEquals(concat(repeat(200, 3), repeat(429, 2)), statuses(5, i -> app.postFrom(from,
+                target + tenant + "-a" + i, "", "X-Tenant: " + tenant)));
+        assertEquals(200, app.postFrom(from, target + tenant + "-b", "", "X-Tenant: other-" + tenant).status);
+        // no header at all is the one key "-": this is the only test that posts without one
+        assertEquals(concat(repeat(200, 3), repeat(429, 1)), statuses(4, i -> app.postFrom(freshAddress(),
+                target + tenant + "-c" + i, "")));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targets")
+    void theAgentStartedAndLoggedNoInstrumentationOrInternalError(WebApp.Container container, Path jdk)
+            throws Exception {
+        WebApp app = app(container, jdk);
+        assertEquals(200, app.getFrom(freshAddress(), domains(app)).status);
+        String log = app.output();
+        assertTrue(log.contains("rate-limit-agent ") && log.contains(" started: config "), log);
+        assertFalse(log.contains("could not instrument"), log);
+        assertFalse(log.contains("internal error while"), log);
     }
 
     // --- what a response carries -----------------------------------------------------------------
@@ -260,7 +278,7 @@ class HttpSuiteIT {
             throws Exception {
         WebApp app = app(container, jdk);
         String from = freshAddress();
-        LoopbackHttp.Response first = LoopbackHttp.get(from, app.port(), domains(app));
+        WebApp.Response first = app.getFrom(from, domains(app));
         assertEquals(200, first.status);
         assertEquals("\"domains-per-ip\";q=5;w=3600", first.header("RateLimit-Policy"));
         Matcher allowed = Pattern.compile("\"domains-per-ip\";r=4;t=(\\d+)").matcher(first.header("RateLimit"));
@@ -268,9 +286,9 @@ class HttpSuiteIT {
         int reset = Integer.parseInt(allowed.group(1));
         assertTrue(reset >= 1 && reset <= 3600, "t=" + reset);
         for (int i = 0; i < 4; i++) {
-            assertEquals(200, LoopbackHttp.get(from, app.port(), domains(app)).status);
+            assertEquals(200, app.getFrom(from, domains(app)).status);
         }
-        LoopbackHttp.Response rejected = LoopbackHttp.get(from, app.port(), domains(app));
+        WebApp.Response rejected = app.getFrom(from, domains(app));
         assertEquals(429, rejected.status);
         int retryAfter = Integer.parseInt(rejected.header("Retry-After"));
         assertTrue(retryAfter >= 1 && retryAfter <= 3600, "Retry-After " + retryAfter);
@@ -292,7 +310,7 @@ class HttpSuiteIT {
         String client = freshForwardedClient();
         String forged = TOKEN + "-forged";
         for (int i = 0; i < 7; i++) {
-            LoopbackHttp.Response response = LoopbackHttp.get("127.0.0.1", app.port(), domains(app),
+            WebApp.Response response = app.getFrom("127.0.0.1", domains(app),
                     "X-Forwarded-For: " + client, "X-Internal-Token: " + forged);
             String all = response.toString();
             assertFalse(all.contains(client), all);
@@ -310,17 +328,17 @@ class HttpSuiteIT {
         WebApp app = app(container, jdk);
         String from = freshAddress();
         for (int i = 0; i < 5; i++) {
-            assertEquals(200, LoopbackHttp.get(from, app.port(), domains(app)).status);
+            assertEquals(200, app.getFrom(from, domains(app)).status);
         }
         String before = stats(app);
         for (int i = 0; i < 5; i++) {
-            assertEquals(429, LoopbackHttp.get(from, app.port(), domains(app)).status);
+            assertEquals(429, app.getFrom(from, domains(app)).status);
         }
         assertEquals(before, stats(app), "no servlet or filter ran for the rejected requests");
     }
 
     private static String stats(WebApp app) throws Exception {
-        return LoopbackHttp.get("127.0.0.9", app.port(), app.contextPath() + "/stats").body;
+        return app.getFrom("127.0.0.9", app.contextPath() + "/stats").body;
     }
 
     @ParameterizedTest(name = "{0} on {1}")
@@ -329,8 +347,7 @@ class HttpSuiteIT {
         WebApp app = app(container, jdk);
         for (String path : List.of("/api/forward", "/api/include", "/api/async")) {
             String from = freshAddress();
-            assertEquals(concat(repeat(200, 5), repeat(429, 1)), statuses(6, i -> LoopbackHttp.get(from, app.port(),
-                    app.contextPath() + path)), path);
+            assertEquals(concat(repeat(200, 5), repeat(429, 1)), statuses(6, i -> app.getFrom(from, app.contextPath() + path)), path);
         }
     }
 
@@ -340,17 +357,16 @@ class HttpSuiteIT {
             throws Exception {
         WebApp app = app(container, jdk);
         String from = freshAddress();
-        assertEquals(200, LoopbackHttp.get(from, app.port(), app.contextPath() + "/api/boom").status);
-        LoopbackHttp.Response rejected = LoopbackHttp.get(from, app.port(), app.contextPath() + "/api/boom");
+        assertEquals(200, app.getFrom(from, app.contextPath() + "/api/boom").status);
+        WebApp.Response rejected = app.getFrom(from, app.contextPath() + "/api/boom");
         assertEquals(429, rejected.status, rejected::toString);
         assertTrue(rejected.body.contains("\"violated-policies\":[\"guarded-call\"]"), rejected.body);
         assertEquals("\"guarded-call\";q=1;w=3600", rejected.header("RateLimit-Policy"));
         // the method rule is keyed by client-ip, read from the request being served
-        assertEquals(200, LoopbackHttp.get(freshAddress(), app.port(), app.contextPath() + "/api/boom").status);
+        assertEquals(200, app.getFrom(freshAddress(), app.contextPath() + "/api/boom").status);
         // and the request's valid token exempts the method rule too
         String internal = freshAddress();
-        assertEquals(repeat(200, 5), statuses(5, i -> LoopbackHttp.get(internal, app.port(),
-                app.contextPath() + "/api/boom", "X-Internal-Token: " + TOKEN)));
+        assertEquals(repeat(200, 5), statuses(5, i -> app.getFrom(internal, app.contextPath() + "/api/boom", "X-Internal-Token: " + TOKEN)));
     }
 
     static Stream<Arguments> springBoot() {
@@ -363,12 +379,13 @@ class HttpSuiteIT {
         WebApp app = app(container, jdk);
         String user = "user-" + ADDRESSES.incrementAndGet();
         String from = freshAddress();
-        assertEquals(200, LoopbackHttp.post(from, app.port(), "/api/messages?user=" + user, "").status);
-        LoopbackHttp.Response rejected = LoopbackHttp.post(from, app.port(), "/api/messages?user=" + user, "");
+        String tenant = "X-Tenant: " + user;
+        assertEquals(200, app.postFrom(from, "/api/messages?user=" + user, "", tenant).status);
+        WebApp.Response rejected = app.postFrom(from, "/api/messages?user=" + user, "", tenant);
         assertEquals(429, rejected.status, rejected::toString);
         assertTrue(rejected.body.contains("\"violated-policies\":[\"send-per-user\"]"), rejected.body);
         assertFalse(rejected.toString().contains(user), "the key must not appear: " + rejected);
-        assertEquals(200, LoopbackHttp.post(from, app.port(), "/api/messages?user=other-" + user, "").status);
+        assertEquals(200, app.postFrom(from, "/api/messages?user=other-" + user, "", tenant).status);
     }
 
     @ParameterizedTest(name = "{0} on {1}")
@@ -378,7 +395,7 @@ class HttpSuiteIT {
         String from = freshAddress();
         String base = app.contextPath();
         for (int i = 0; i < 5; i++) {
-            assertEquals(200, LoopbackHttp.get(from, app.port(), domains(app)).status);
+            assertEquals(200, app.getFrom(from, domains(app)).status);
         }
         List<String> tricks = List.of(
                 base + "/api;jsessionid=0123/domains/shop.example.com",
@@ -389,7 +406,7 @@ class HttpSuiteIT {
                 base + "/x/../api/domains/shop.example.com",
                 base + "/api/domains/shop.example.com?x=1");
         for (String trick : tricks) {
-            int status = LoopbackHttp.get(from, app.port(), trick).status;
+            int status = app.getFrom(from, trick).status;
             assertNotEquals(200, status, trick + " reached the application after the budget was spent");
             assertTrue(status < 500, trick + " gave " + status);
         }

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
@@ -18,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
@@ -74,6 +76,8 @@ public final class WebApp implements AutoCloseable {
     }
 
     /** How long a child may take to print its port. */
+    private static final String LOOPBACK = "127.0.0.1";
+
     public static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration HTTP_TIMEOUT = Duration.ofSeconds(30);
     private static final Pattern PORT_LINE = Pattern.compile("(?m)^PORT=(\\d+)\\s*$");
@@ -383,13 +387,38 @@ public final class WebApp implements AutoCloseable {
      * ("Name: value"; repeat a name to repeat a header) and {@code Connection: close}.
      */
     public Response rawGet(String target, String... headerLines) {
-        StringBuilder text = new StringBuilder("GET ").append(target).append(" HTTP/1.1\r\n")
+        return getFrom(LOOPBACK, target, headerLines);
+    }
+
+    /**
+     * As {@link #rawGet}, from the loopback address {@code source}: on Linux all of 127.0.0.0/8 is
+     * loopback, so each test can be a client of its own without a proxy.
+     */
+    public Response getFrom(String source, String target, String... headerLines) {
+        return send(source, "GET", target, null, headerLines);
+    }
+
+    /** A POST over a plain socket from {@code source}; see {@link #getFrom}. */
+    public Response postFrom(String source, String target, String body, String... headerLines) {
+        return send(source, "POST", target, body, headerLines);
+    }
+
+    /** One request over a plain socket from {@code source}, the target exactly as given. */
+    public Response send(String source, String method, String target, String body, String... headerLines) {
+        StringBuilder text = new StringBuilder(method).append(' ').append(target).append(" HTTP/1.1\r\n")
                 .append("Host: 127.0.0.1:").append(port).append("\r\n");
         for (String line : headerLines) {
             text.append(line).append("\r\n");
         }
+        byte[] payload = body == null ? new byte[0] : body.getBytes(StandardCharsets.UTF_8);
+        if (body != null) {
+            text.append("Content-Type: text/plain\r\nContent-Length: ").append(payload.length).append("\r\n");
+        }
         text.append("Connection: close\r\n\r\n");
-        return raw(text.toString());
+        byte[] head = text.toString().getBytes(StandardCharsets.ISO_8859_1);
+        byte[] request = Arrays.copyOf(head, head.length + payload.length);
+        System.arraycopy(payload, 0, request, head.length, payload.length);
+        return raw(source, request);
     }
 
     /**
@@ -398,13 +427,14 @@ public final class WebApp implements AutoCloseable {
      * Content-Length or chunked encoding when it has them, else read to the end of the stream.
      */
     public Response raw(String requestText) {
-        return raw(requestText.getBytes(StandardCharsets.ISO_8859_1));
+        return raw(LOOPBACK, requestText.getBytes(StandardCharsets.ISO_8859_1));
     }
 
-    /** As {@link #raw(String)} with exact bytes. */
-    public Response raw(byte[] request) {
+    /** As {@link #raw(String)} with exact bytes, sent from the loopback address {@code source}. */
+    public Response raw(String source, byte[] request) {
         try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
+            socket.bind(new InetSocketAddress(InetAddress.getByName(source), 0));
+            socket.connect(new InetSocketAddress(LOOPBACK, port), 5_000);
             socket.setSoTimeout((int) HTTP_TIMEOUT.toMillis());
             OutputStream out = socket.getOutputStream();
             out.write(request);

@@ -1,0 +1,133 @@
+package dev.ratelimit.http;
+
+import java.io.ByteArrayOutputStream;
+import java.lang.reflect.Proxy;
+import java.security.Principal;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A request and response of a real servlet API ({@code jakarta.servlet} from Jetty's jar,
+ * {@code javax.servlet} from Tomcat 9's), implemented by dynamic proxies: enough to drive
+ * {@link HttpRequests} through {@link ServletApi} without a container. The containers themselves
+ * are tested in forked JVMs by HttpSuiteIT.
+ */
+final class FakeServlet {
+    final String namespace;
+    final Map<String, List<String>> requestHeaders = new LinkedHashMap<>();
+    final Map<String, Object> attributes = new HashMap<>();
+    final Map<String, String> responseHeaders = new LinkedHashMap<>();
+    final ByteArrayOutputStream body = new ByteArrayOutputStream();
+    String method = "GET";
+    String uri = "/api/x";
+    String contextPath = "";
+    String remoteAddr = "192.0.2.10";
+    String principal;
+    String dispatcherType = "REQUEST";
+    boolean committed;
+    int status = 200;
+    Object request;
+    Object response;
+
+    FakeServlet(String namespace) throws Exception {
+        this.namespace = namespace;
+        ClassLoader loader = FakeServlet.class.getClassLoader();
+        Class<?> requestType = Class.forName(namespace + ".http.HttpServletRequest", false, loader);
+        Class<?> responseType = Class.forName(namespace + ".http.HttpServletResponse", false, loader);
+        Class<?> dispatcher = Class.forName(namespace + ".DispatcherType", false, loader);
+        request = Proxy.newProxyInstance(loader, new Class<?>[] {requestType}, (proxy, m, args) -> {
+            switch (m.getName()) {
+                case "getMethod": return method;
+                case "getRequestURI": return uri;
+                case "getContextPath": return contextPath;
+                case "getRemoteAddr": return remoteAddr;
+                case "getHeader": {
+                    List<String> values = requestHeaders.get(args[0]);
+                    return values == null ? null : values.get(0);
+                }
+                case "getHeaders":
+                    return Collections.enumeration(requestHeaders.getOrDefault(args[0], new ArrayList<>()));
+                case "getUserPrincipal": return principal == null ? null : (Principal) () -> principal;
+                case "getDispatcherType": return valueOf(dispatcher, dispatcherType);
+                case "getAttribute": return attributes.get(args[0]);
+                case "setAttribute": attributes.put((String) args[0], args[1]); return null;
+                default: throw new UnsupportedOperationException(m.getName());
+            }
+        });
+        Object out = namespace.equals("jakarta.servlet") ? new JakartaOut(body) : new JavaxOut(body);
+        response = Proxy.newProxyInstance(loader, new Class<?>[] {responseType}, (proxy, m, args) -> {
+            switch (m.getName()) {
+                case "isCommitted": return committed;
+                case "reset": responseHeaders.clear(); body.reset(); return null;
+                case "setStatus": status = (Integer) args[0]; return null;
+                case "setHeader": responseHeaders.put((String) args[0], (String) args[1]); return null;
+                case "setContentType": responseHeaders.put("Content-Type", (String) args[0]); return null;
+                case "setContentLength": return null;
+                case "getOutputStream": return out;
+                default: throw new UnsupportedOperationException(m.getName());
+            }
+        });
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static Object valueOf(Class<?> enumType, String name) {
+        return Enum.valueOf((Class) enumType, name);
+    }
+
+    FakeServlet header(String name, String... values) {
+        requestHeaders.put(name, List.of(values));
+        return this;
+    }
+
+    String body() {
+        return body.toString(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    static final class JakartaOut extends jakarta.servlet.ServletOutputStream {
+        private final ByteArrayOutputStream sink;
+
+        JakartaOut(ByteArrayOutputStream sink) {
+            this.sink = sink;
+        }
+
+        @Override
+        public void write(int b) {
+            sink.write(b);
+        }
+
+        @Override
+        public boolean isReady() {
+            return true;
+        }
+
+        @Override
+        public void setWriteListener(jakarta.servlet.WriteListener listener) {
+        }
+    }
+
+    static final class JavaxOut extends javax.servlet.ServletOutputStream {
+        private final ByteArrayOutputStream sink;
+
+        JavaxOut(ByteArrayOutputStream sink) {
+            this.sink = sink;
+        }
+
+        @Override
+        public void write(int b) {
+            sink.write(b);
+        }
+
+        @Override
+        public boolean isReady() {
+            return true;
+        }
+
+        @Override
+        public void setWriteListener(javax.servlet.WriteListener listener) {
+        }
+    }
+}

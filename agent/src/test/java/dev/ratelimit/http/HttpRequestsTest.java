@@ -1,0 +1,196 @@
+package dev.ratelimit.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ratelimit.RateLimitExceededException;
+import dev.ratelimit.bootstrap.RateLimitBridge;
+import dev.ratelimit.bootstrap.RequestContext;
+import dev.ratelimit.config.ConfigLoader;
+import dev.ratelimit.config.RuleConfig;
+import dev.ratelimit.config.RuleSet;
+import dev.ratelimit.limit.ActiveRule;
+import dev.ratelimit.limit.RequestKeys;
+import dev.ratelimit.testing.WindowGuard;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import javax.servlet.ServletException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The HTTP gate's decisions, through the real javax and jakarta servlet APIs. */
+class HttpRequestsTest {
+    private static final String TOKEN = "unit-test-internal-token-0123456789";
+
+    private final Map<String, ActiveRule> rules = new LinkedHashMap<>();
+    private HttpRequests gate;
+
+    @BeforeEach
+    void load() throws Exception {
+        WindowGuard.awayFromBoundary(3_600_000, 10_000);
+        RuleSet ruleSet = ConfigLoader.parse(String.join("\n",
+                "version: 1",
+                "exempt:",
+                "  header: X-Internal-Token",
+                "  tokens: [\"" + TOKEN + "\"]",
+                "rules:",
+                "  - name: api",
+                "    match: {http: {path: /api/**}}",
+                "    key: client-ip",
+                "    limit: 2",
+                "    window: 1h",
+                "  - name: by-user",
+                "    match: {http: {path: /api/users/**}}",
+                "    key: principal",
+                "    limit: 1",
+                "    window: 1h",
+                "  - name: counted-always",
+                "    match: {http: {path: /api/strict/**}}",
+                "    key: client-ip",
+                "    limit: 1",
+                "    window: 1h",
+                "    exempt: false",
+                ""), "rules.yaml", Path.of("."), name -> null);
+        List<ActiveRule> http = new ArrayList<>();
+        for (RuleConfig config : ruleSet.rules()) {
+            ActiveRule rule = new ActiveRule(config, 1000);
+            rules.put(config.name(), rule);
+            http.add(rule);
+        }
+        HttpRules httpRules = new HttpRules(ruleSet, http, rules::get);
+        gate = new HttpRequests(() -> httpRules);
+    }
+
+    @AfterEach
+    void clearContext() {
+        RequestContext.set(null);
+    }
+
+    /** One request through enter and exit, as the advice does; returns the facts. */
+    private Object serve(FakeServlet servlet) {
+        Object facts = gate.enter(servlet.request, servlet.response);
+        if (facts != null) {
+            gate.exit(servlet.request, servlet.response, facts, null);
+        }
+        return facts;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aForgedTokenIsCountedAndLimitedAndAValidOneIsNotCounted(String namespace) throws Exception {
+        ActiveRule api = rules.get("api");
+        for (int i = 0; i < 2; i++) {
+            assertNotSame(RateLimitBridge.REJECTED, serve(new FakeServlet(namespace).header("X-Internal-Token", "forged")));
+        }
+        FakeServlet third = new FakeServlet(namespace).header("X-Internal-Token", "forged");
+        assertSame(RateLimitBridge.REJECTED, serve(third));
+        assertEquals(429, third.status);
+        assertEquals(3, api.metrics().forgedTokens());
+        assertEquals(2, api.metrics().allowed());
+        assertEquals(1, api.metrics().rejected());
+        for (int i = 0; i < 5; i++) {
+            assertNotSame(RateLimitBridge.REJECTED, serve(new FakeServlet(namespace).header("X-Internal-Token", TOKEN)));
+        }
+        assertEquals(5, api.metrics().exempted());
+        assertEquals(2, api.metrics().allowed());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aRuleWithExemptFalseCountsInternalCallersToo(String namespace) throws Exception {
+        FakeServlet first = new FakeServlet(namespace).header("X-Internal-Token", TOKEN);
+        first.uri = "/api/strict/x";
+        assertNotSame(RateLimitBridge.REJECTED, serve(first));
+        FakeServlet second = new FakeServlet(namespace).header("X-Internal-Token", TOKEN);
+        second.uri = "/api/strict/x";
+        assertSame(RateLimitBridge.REJECTED, serve(second));
+        assertTrue(second.body().contains("\"violated-policies\":[\"counted-always\"]"), second.body());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void principalKeysCountEachUserApart(String namespace) throws Exception {
+        for (String user : List.of("ann", "bob")) {
+            FakeServlet first = new FakeServlet(namespace);
+            first.uri = "/api/users/1";
+            first.remoteAddr = "192.0.2." + (user.equals("ann") ? 20 : 21);
+            first.principal = user;
+            assertNotSame(RateLimitBridge.REJECTED, serve(first), user);
+            FakeServlet second = new FakeServlet(namespace);
+            second.uri = "/api/users/1";
+            second.remoteAddr = "192.0.2." + (user.equals("ann") ? 22 : 23);
+            second.principal = user;
+            assertSame(RateLimitBridge.REJECTED, serve(second), user);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aRejectionOfACommittedResponsePassesAndIsCounted(String namespace) throws Exception {
+        serve(new FakeServlet(namespace));
+        serve(new FakeServlet(namespace));
+        FakeServlet committed = new FakeServlet(namespace);
+        committed.committed = true;
+        assertNotSame(RateLimitBridge.REJECTED, serve(committed));
+        assertEquals(200, committed.status);
+        assertEquals(1, rules.get("api").metrics().passedCommitted());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void onlyTheFirstEntryOfAnInitialDispatchActs(String namespace) throws Exception {
+        FakeServlet forward = new FakeServlet(namespace);
+        forward.dispatcherType = "FORWARD";
+        assertNull(gate.enter(forward.request, forward.response));
+        FakeServlet request = new FakeServlet(namespace);
+        Object facts = gate.enter(request.request, request.response);
+        assertNotNull(facts);
+        assertSame(facts, RequestContext.current(), "method rules see the request while it is served");
+        assertNull(gate.enter(request.request, request.response), "a nested entry does nothing");
+        assertFalse(gate.exit(request.request, request.response, facts, null));
+        assertNull(RequestContext.current());
+        assertEquals(1, rules.get("api").metrics().allowed());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aWrappedRejectionFromAMethodRuleBecomesA429(String namespace) throws Exception {
+        FakeServlet servlet = new FakeServlet(namespace);
+        servlet.uri = "/other";
+        Object facts = gate.enter(servlet.request, servlet.response);
+        servlet.responseHeaders.put("X-Partial", "yes");
+        Throwable thrown = new ServletException("wrapped", new IllegalStateException(
+                new RateLimitExceededException("api", Duration.ofMillis(1500))));
+        assertTrue(gate.exit(servlet.request, servlet.response, facts, thrown));
+        assertEquals(429, servlet.status);
+        assertEquals("2", servlet.responseHeaders.get("Retry-After"));
+        assertEquals("\"api\";q=2;w=3600", servlet.responseHeaders.get("RateLimit-Policy"));
+        assertNull(servlet.responseHeaders.get("X-Partial"), "the response is replaced");
+        assertTrue(servlet.body().contains("\"violated-policies\":[\"api\"]"), servlet.body());
+        assertFalse(gate.exit(servlet.request, servlet.response, facts, new IllegalStateException("unrelated")));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void theRequestFactsAreWhatMethodRulesKeyOn(String namespace) throws Exception {
+        FakeServlet servlet = new FakeServlet(namespace).header("X-Tenant", "acme");
+        servlet.uri = "/other";
+        servlet.principal = "ann";
+        RequestKeys facts = (RequestKeys) gate.enter(servlet.request, servlet.response);
+        assertEquals("192.0.2.10", facts.clientIp());
+        assertEquals("acme", facts.header("X-Tenant"));
+        assertEquals("ann", facts.principal());
+        assertFalse(facts.exempt());
+    }
+}
