@@ -20,9 +20,6 @@ import org.snakeyaml.engine.v2.nodes.Tag;
  */
 final class RuleFileReader {
 
-    static final String REDIS_UNAVAILABLE = "the redis store is not available in this version of the agent"
-            + " (it arrives with the Redis store issue); use type: local";
-
     private static final List<String> TOP_KEYS = List.of("version", "exempt", "client", "store", "rules");
     private static final List<String> EXEMPT_KEYS = List.of("header", "tokens");
     private static final List<String> CLIENT_KEYS = List.of("trusted-proxies", "ipv6-prefix");
@@ -181,9 +178,6 @@ final class RuleFileReader {
             if (!store.has("redis")) {
                 errors.add(store.get("type"), "type: redis needs a store.redis section with at least a uri");
             }
-            // Until the Redis store exists, refuse rather than count locally behind the user's back.
-            errors.add(store.get("type"), REDIS_UNAVAILABLE);
-            type = StoreConfig.Type.LOCAL;
         }
         return new StoreConfig(type, maxKeys, onError, redis);
     }
@@ -216,7 +210,12 @@ final class RuleFileReader {
         String keyPrefix = RedisConfig.DEFAULT_KEY_PREFIX;
         if (redis.has("key-prefix")) {
             String value = reader.text(redis.get("key-prefix"), "store.redis.key-prefix");
-            keyPrefix = value == null ? keyPrefix : value;
+            if (value != null && (value.indexOf('{') >= 0 || value.indexOf('}') >= 0)) {
+                // the agent puts a Redis Cluster hash tag after the prefix; braces here would move it
+                errors.add(redis.get("key-prefix"), "store.redis.key-prefix must not contain { or }");
+            } else {
+                keyPrefix = value == null ? keyPrefix : value;
+            }
         }
         return uri == null ? null : new RedisConfig(uri, timeout, keyPrefix);
     }

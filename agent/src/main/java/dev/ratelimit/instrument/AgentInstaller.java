@@ -13,6 +13,7 @@ import dev.ratelimit.config.ConfigException;
 import dev.ratelimit.config.ConfigLoader;
 import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.http.HttpRequests;
+import dev.ratelimit.store.LimiterFactory;
 import java.lang.System.Logger.Level;
 import java.lang.instrument.Instrumentation;
 import java.nio.file.Path;
@@ -81,7 +82,7 @@ public final class AgentInstaller {
         if (ruleSet == null) {
             return;
         }
-        AgentInstaller agent = new AgentInstaller(configPath, new RuleBook(ruleSet));
+        AgentInstaller agent = new AgentInstaller(configPath, new RuleBook(ruleSet, LimiterFactory.of(ruleSet.store())));
         agent.instrument(instrumentation);
         installed = agent;
         LOG.log(Level.INFO, "rate-limit-agent " + Version.VERSION + " started: config " + configPath

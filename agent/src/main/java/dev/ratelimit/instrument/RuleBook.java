@@ -7,6 +7,7 @@ import dev.ratelimit.config.RuleConfig;
 import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.http.HttpRules;
 import dev.ratelimit.limit.ActiveRule;
+import dev.ratelimit.store.LimiterFactory;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -32,11 +33,14 @@ final class RuleBook {
     private final Set<String> warned = ConcurrentHashMap.newKeySet();
     private final HttpRules http;
 
-    RuleBook(RuleSet ruleSet) {
+    private final LimiterFactory limiters;
+
+    RuleBook(RuleSet ruleSet, LimiterFactory limiters) {
         this.ruleSet = ruleSet;
+        this.limiters = limiters;
         List<ActiveRule> httpRules = new ArrayList<>();
         for (RuleConfig config : ruleSet.rules()) {
-            ActiveRule rule = new ActiveRule(config, ruleSet.store().maxKeys());
+            ActiveRule rule = new ActiveRule(config, limiters.create(config));
             byName.put(config.name(), rule);
             if (config.methodPattern() != null) {
                 methodRules.add(rule);
@@ -145,7 +149,7 @@ final class RuleBook {
             RuleConfig config = RuleConfig.inline(name, KeySpec.parse(values.key),
                     List.of(new LimitSpec(values.limit, Durations.parse(values.window))));
             LOG.log(Level.DEBUG, () -> "rate-limit-agent: inline rule " + config.describe() + " from " + site);
-            return new ActiveRule(config, ruleSet.store().maxKeys());
+            return new ActiveRule(config, limiters.create(config));
         } catch (IllegalArgumentException e) {
             warnOnce("inline:" + name, "@RateLimited on " + site + " is not usable (" + e.getMessage()
                     + "); the method is not limited");

@@ -1,6 +1,7 @@
 package dev.ratelimit.limit;
 
 import dev.ratelimit.config.Mode;
+import dev.ratelimit.config.OnError;
 import dev.ratelimit.config.OnReject;
 import dev.ratelimit.config.RuleConfig;
 import java.lang.System.Logger.Level;
@@ -12,10 +13,13 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class ActiveRule {
     private static final System.Logger LOG = System.getLogger("dev.ratelimit");
+    /** What a rule with {@code on-error: reject} tells callers to wait while its store is out. */
+    static final long STORE_ERROR_RETRY_MILLIS = 1000;
 
     private final RuleConfig config;
     private final KeyResolver keys;
-    private final RuleLimiter limiter;
+    private final Limiter limiter;
+    private final boolean rejectOnStoreError;
     private final RuleMetrics metrics = new RuleMetrics();
     private final boolean shadow;
     private final boolean returnDefault;
@@ -23,10 +27,17 @@ public final class ActiveRule {
     private final long logIntervalMillis;
     private final AtomicLong lastRejectionLog = new AtomicLong(Long.MIN_VALUE);
 
+    /** A rule counted in this JVM, keeping at most {@code maxKeys} keys. */
     public ActiveRule(RuleConfig config, long maxKeys) {
+        this(config, LocalLimiter.create(config, maxKeys));
+    }
+
+    /** A rule counted by {@code limiter}. */
+    public ActiveRule(RuleConfig config, Limiter limiter) {
         this.config = config;
         this.keys = KeyResolver.of(config.key());
-        this.limiter = RuleLimiter.create(config, maxKeys);
+        this.limiter = limiter;
+        this.rejectOnStoreError = config.onError() == OnError.REJECT;
         this.shadow = config.mode() == Mode.SHADOW;
         this.returnDefault = config.onReject() == OnReject.RETURN_DEFAULT;
         this.exemptable = config.exempt();
@@ -75,7 +86,13 @@ public final class ActiveRule {
             metrics.exempted.increment();
             return Outcome.allowed(Long.MAX_VALUE);
         }
-        long outcome = limiter.acquire(keys.resolve(arguments, request));
+        long outcome;
+        try {
+            outcome = limiter.acquire(keys.resolve(arguments, request));
+        } catch (StoreUnavailableException e) {
+            metrics.storeErrors.increment();
+            return rejectOnStoreError ? Outcome.rejected(STORE_ERROR_RETRY_MILLIS) : Outcome.allowed(0);
+        }
         if (Outcome.isAllowed(outcome)) {
             metrics.allowed.increment();
             return outcome;

@@ -31,11 +31,7 @@ final class FixedWindowLimit implements LimitAlgorithm {
         long now = CoarseClock.millis();
         long windowId = now / windowMillis;
         WindowCounter counter = WindowCounter.current((AtomicReference<WindowCounter>) state, windowId);
-        long count = counter.incrementAndGet();
-        if (count <= limit) {
-            return Outcome.allowed(limit - count);
-        }
-        return Outcome.rejected((counter.id + 1) * windowMillis - now);
+        return Decisions.fixedWindow(counter.incrementAndGet(), limit, (counter.id + 1) * windowMillis - now);
     }
 
     @Override

@@ -33,30 +33,33 @@ final class SlidingWindowLimit implements LimitAlgorithm {
         long windowId = now / windowMillis;
         WindowCounter counter = WindowCounter.current((AtomicReference<WindowCounter>) state, windowId);
         long count = counter.incrementAndGet();
-        long start = counter.id * windowMillis;
-        long elapsed = Math.max(0, Math.min(windowMillis, now - start));
-        long previous = Math.min(counter.previous, limit);
+        return decide(count, counter.previous, now - counter.id * windowMillis, limit, windowMillis);
+    }
+
+    /**
+     * The decision, wherever the counts were kept (here, or in a Redis script).
+     *
+     * @param count the current window's count after this call
+     * @param previousCount the previous window's final count
+     * @param elapsed milliseconds since the current window started
+     */
+    static long decide(long count, long previousCount, long elapsed, long limit, long windowMillis) {
+        long into = Math.max(0, Math.min(windowMillis, elapsed));
+        long previous = Math.min(previousCount, limit);
         // previous * (window - elapsed) / window, rounded down, in integers
-        long carried = previous * (windowMillis - elapsed) / windowMillis;
+        long carried = previous * (windowMillis - into) / windowMillis;
         long estimate = count + carried;
         if (estimate <= limit) {
             return Outcome.allowed(limit - estimate);
         }
-        return Outcome.rejected(retryMillis(count, previous, start, now));
-    }
-
-    private long retryMillis(long count, long previous, long start, long now) {
-        long end = start + windowMillis;
+        long toEnd = windowMillis - into;
         if (count <= limit && previous > 0) {
-            // wait until previous * (end - t) / window <= limit - count
+            // wait until previous * (window - t) / window <= limit - count
             long room = limit - count;
-            long t = end - room * windowMillis / previous;
-            return Math.max(1, t - now);
+            return Outcome.rejected(toEnd - room * windowMillis / previous);
         }
         // next window: this window's calls (capped at limit) carry over; wait until one fits
-        long carriedAtMost = limit - 1;
-        long t = end + windowMillis - carriedAtMost * windowMillis / limit;
-        return Math.max(1, t - now);
+        return Outcome.rejected(toEnd + windowMillis - (limit - 1) * windowMillis / limit);
     }
 
     @Override

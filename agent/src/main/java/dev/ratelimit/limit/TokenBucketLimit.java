@@ -32,16 +32,26 @@ final class TokenBucketLimit implements LimitAlgorithm {
             long next = (current == Long.MIN_VALUE || current - now < 0 ? now : current) + intervalNanos;
             long ahead = next - now;
             if (ahead > windowNanos) {
-                return Outcome.rejected(ceilMillis(ahead - windowNanos));
+                return outcome(ahead, windowNanos, intervalNanos, 1_000_000L);
             }
             if (arrival.compareAndSet(current, next)) {
-                return Outcome.allowed((windowNanos - ahead) / intervalNanos);
+                return outcome(ahead, windowNanos, intervalNanos, 1_000_000L);
             }
         }
     }
 
-    private static long ceilMillis(long nanos) {
-        return (nanos + 999_999L) / 1_000_000L;
+    /**
+     * The decision, wherever the arrival time was kept (here, or in a Redis script): allowed when
+     * the next arrival time lies at most one window ahead.
+     *
+     * @param ahead how far this call's arrival time lies ahead of now
+     * @param unitsPerMilli the time unit of the other arguments: 1,000,000 for nanoseconds
+     */
+    static long outcome(long ahead, long window, long interval, long unitsPerMilli) {
+        if (ahead > window) {
+            return Outcome.rejected((ahead - window + unitsPerMilli - 1) / unitsPerMilli);
+        }
+        return Outcome.allowed((window - ahead) / interval);
     }
 
     @Override

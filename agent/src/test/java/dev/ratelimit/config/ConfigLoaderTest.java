@@ -401,20 +401,31 @@ class ConfigLoaderTest {
     }
 
     @Test
-    void redisStoreIsRefusedAtTheTypeAfterValidatingItsSection() {
+    void aRedisStoreIsReadWithItsSection() throws Exception {
+        RuleSet rules = parse("version: 1\nstore:\n  type: redis\n  on-error: reject\n  redis:\n"
+                + "    uri: rediss://h:6380/2\n    timeout: 20ms\n    key-prefix: \"app1:\"\n");
+        assertEquals(StoreConfig.Type.REDIS, rules.store().type());
+        assertEquals(OnError.REJECT, rules.store().onError());
+        assertEquals("rediss://h:6380/2", rules.store().redis().uri());
+        assertEquals(java.time.Duration.ofMillis(20), rules.store().redis().timeout());
+        assertEquals("app1:", rules.store().redis().keyPrefix());
+    }
+
+    @Test
+    void aRedisStoreNeedsAValidSection() {
         List<String> errors = errors("""
                 version: 1
                 store:
                   type: redis
                   redis:
                     uri: ftp://h
+                    key-prefix: "a{b}:"
                 """);
         assertEquals(List.of(
-                "rules.yaml:3:9: " + RuleFileReader.REDIS_UNAVAILABLE,
                 "rules.yaml:5:10: store.redis.uri must start with redis:// (or rediss:// for TLS) followed by a host,"
-                        + " such as redis://127.0.0.1:6379/0"), errors);
-        assertError("version: 1\nstore:\n  type: redis\n  redis:\n    uri: redis://h:6379\n", 3, 9,
-                "the redis store is not available in this version of the agent");
+                        + " such as redis://127.0.0.1:6379/0",
+                "rules.yaml:6:17: store.redis.key-prefix must not contain { or }"), errors);
+        assertError("version: 1\nstore:\n  type: redis\n", 3, 9, "type: redis needs a store.redis section");
     }
 
     @Test

@@ -5,7 +5,7 @@ import dev.ratelimit.config.RuleConfig;
 import java.util.List;
 
 /**
- * The limits of one rule over its keys.
+ * The limits of one rule over its keys, counted in this JVM.
  *
  * <h2>Design</h2>
  *
@@ -22,17 +22,17 @@ import java.util.List;
  * <p>Windows: fixed and sliding windows are aligned to the epoch on the wall clock; token buckets
  * run on the monotonic clock. Both clocks are {@link CoarseClock} readings.
  */
-public final class RuleLimiter {
+public final class LocalLimiter implements Limiter {
     private final LimitAlgorithm[] limits;
     private final KeyStore store;
 
-    private RuleLimiter(LimitAlgorithm[] limits, KeyStore store) {
+    private LocalLimiter(LimitAlgorithm[] limits, KeyStore store) {
         this.limits = limits;
         this.store = store;
     }
 
     /** A limiter for the rule, keeping at most {@code maxKeys} keys. */
-    public static RuleLimiter create(RuleConfig rule, long maxKeys) {
+    public static LocalLimiter create(RuleConfig rule, long maxKeys) {
         List<LimitSpec> specs = rule.limits();
         LimitAlgorithm[] limits = new LimitAlgorithm[specs.size()];
         long retention = 0;
@@ -43,7 +43,7 @@ public final class RuleLimiter {
         KeyStore store = rule.key().isGlobal()
                 ? KeyStore.single(() -> newState(limits))
                 : KeyStore.local(maxKeys, retention, () -> newState(limits));
-        return new RuleLimiter(limits, store);
+        return new LocalLimiter(limits, store);
     }
 
     private static LimitAlgorithm algorithm(RuleConfig rule, LimitSpec spec) {
@@ -69,6 +69,7 @@ public final class RuleLimiter {
      * @param key the key; ignored by rules keyed {@code global}
      * @return an {@link Outcome}
      */
+    @Override
     public long acquire(String key) {
         Object[] state = store.state(key);
         long outcome = limits[0].acquire(state[0]);
@@ -78,7 +79,7 @@ public final class RuleLimiter {
         return outcome;
     }
 
-    /** Keys currently tracked. */
+    @Override
     public long trackedKeys() {
         return store.size();
     }

@@ -1,0 +1,25 @@
+-- Sliding windows (the previous fixed window weighted), every limit of one rule in one atomic step.
+-- KEYS[i]: a hash per limit {w = window id, c = count, p = previous window's count};
+-- ARGV[i]: the window of limit i in milliseconds.
+-- Returns per limit: the count after this call, the previous window's count, and the
+-- milliseconds since the current window started. The caller decides with the same function
+-- as the local store.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = {}
+for i = 1, #KEYS do
+  local window = tonumber(ARGV[i])
+  local id = math.floor(now / window)
+  local state = redis.call('HMGET', KEYS[i], 'w', 'c', 'p')
+  local previous = tonumber(state[3]) or 0
+  if tonumber(state[1]) ~= id then
+    if tonumber(state[1]) == id - 1 then previous = tonumber(state[2]) or 0 else previous = 0 end
+    redis.call('HSET', KEYS[i], 'w', id, 'c', 0, 'p', previous)
+  end
+  local count = redis.call('HINCRBY', KEYS[i], 'c', 1)
+  redis.call('PEXPIRE', KEYS[i], 2 * window)
+  out[3 * i - 2] = count
+  out[3 * i - 1] = previous
+  out[3 * i] = now - id * window
+end
+return out

@@ -1,0 +1,22 @@
+-- Token buckets as one theoretical arrival time per limit (the generic cell rate algorithm),
+-- every limit of one rule in one atomic step. Times in microseconds on the server's clock.
+-- KEYS[i]: the arrival time of limit i; ARGV[2i-1]: the window in microseconds;
+-- ARGV[2i]: the emission interval (window / limit) in microseconds.
+-- Returns per limit: how far this call's arrival time lies ahead of now. A call more than one
+-- window ahead is rejected and writes nothing; an allowed one stores its arrival time, which
+-- expires when the bucket would be full again.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local out = {}
+for i = 1, #KEYS do
+  local window = tonumber(ARGV[2 * i - 1])
+  local interval = tonumber(ARGV[2 * i])
+  local arrival = tonumber(redis.call('GET', KEYS[i])) or 0
+  local nextArrival = math.max(arrival, now) + interval
+  local ahead = nextArrival - now
+  if ahead <= window then
+    redis.call('SET', KEYS[i], string.format('%.0f', nextArrival), 'PX', math.ceil(ahead / 1000) + 1)
+  end
+  out[i] = ahead
+end
+return out

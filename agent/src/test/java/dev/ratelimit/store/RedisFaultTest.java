@@ -1,0 +1,200 @@
+package dev.ratelimit.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ratelimit.config.RuleConfig;
+import dev.ratelimit.config.RuleSet;
+import dev.ratelimit.limit.ActiveRule;
+import dev.ratelimit.limit.Outcome;
+import dev.ratelimit.testing.RedisServer;
+import dev.ratelimit.testing.WindowGuard;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
+
+/**
+ * Redis failing under the limiter: stopped, hung (SIGSTOP), restarted, out of memory. Every call
+ * returns within the timeout plus a margin, each rule does what its on-error says, errors are
+ * counted, each outage is logged once, and limiting resumes by itself.
+ */
+class RedisFaultTest {
+    private static final long TIMEOUT_MILLIS = 100;
+    /** Scheduling and GC on a loaded 2-core machine; far below a second timeout would be. */
+    private static final long MARGIN_MILLIS = 150;
+
+    private RedisServer server;
+    private RedisStore store;
+    private ActiveRule allow;
+    private ActiveRule reject;
+    private final List<String> logged = new CopyOnWriteArrayList<>();
+    private final Handler capture = new Handler() {
+        @Override
+        public void publish(LogRecord record) {
+            logged.add(record.getMessage());
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
+    };
+
+    @BeforeEach
+    void start() throws Exception {
+        WindowGuard.awayFromBoundary(3_600_000, 30_000);
+        server = RedisServer.start();
+        RuleSet rules = dev.ratelimit.config.ConfigLoader.parse(String.join("\n",
+                "version: 1",
+                "store:",
+                "  type: redis",
+                "  on-error: allow",
+                "  redis:",
+                "    uri: " + server.uri(),
+                "    timeout: " + TIMEOUT_MILLIS + "ms",
+                "rules:",
+                "  - name: lenient",
+                "    key: arg0",
+                "    limit: 3",
+                "    window: 1h",
+                "  - name: strict",
+                "    key: arg0",
+                "    limit: 3",
+                "    window: 1h",
+                "    on-error: reject",
+                ""), "rules.yaml", Path.of("."), name -> null);
+        store = new RedisStore(rules.store().redis());
+        RuleConfig lenient = rules.rule("lenient").orElseThrow();
+        RuleConfig strict = rules.rule("strict").orElseThrow();
+        allow = new ActiveRule(lenient, new RedisLimiter(store, lenient));
+        reject = new ActiveRule(strict, new RedisLimiter(store, strict));
+        Logger.getLogger("dev.ratelimit").addHandler(capture);
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        Logger.getLogger("dev.ratelimit").removeHandler(capture);
+        store.close();
+        server.close();
+    }
+
+    /** Milliseconds one decision took. */
+    private static long timed(Runnable call) {
+        long start = System.nanoTime();
+        call.run();
+        return (System.nanoTime() - start) / 1_000_000;
+    }
+
+    private long count(String fragment) {
+        return logged.stream().filter(m -> m.contains(fragment)).count();
+    }
+
+    private void assertLimitingWorks(String key) {
+        for (int i = 0; i < 3; i++) {
+            assertTrue(Outcome.isAllowed(reject.decide(new Object[] {key}, null)));
+        }
+        assertFalse(Outcome.isAllowed(reject.decide(new Object[] {key}, null)), "the 4th call is over the limit");
+    }
+
+    /** Calls both rules for {@code millis} and returns the slowest call. */
+    private long traffic(long millis, String key, List<Long> allowOutcomes, List<Long> rejectOutcomes) {
+        long slowest = 0;
+        long end = System.nanoTime() + millis * 1_000_000;
+        int i = 0;
+        while (System.nanoTime() < end) {
+            Object[] args = {key + (i++)};
+            slowest = Math.max(slowest, timed(() -> allowOutcomes.add(allow.decide(args, null))));
+            slowest = Math.max(slowest, timed(() -> rejectOutcomes.add(reject.decide(args, null))));
+        }
+        return slowest;
+    }
+
+    private static long waitUntilUp(RedisStore store, long maxMillis) throws InterruptedException {
+        long start = System.nanoTime();
+        while (!store.isUp() && (System.nanoTime() - start) / 1_000_000 < maxMillis) {
+            Thread.sleep(10);
+        }
+        return (System.nanoTime() - start) / 1_000_000;
+    }
+
+    @Test
+    void aStoppedServerFailsFastAndEachRuleFollowsItsOnError() throws Exception {
+        assertLimitingWorks("before-stop");
+        server.stop();
+        List<Long> allowed = new ArrayList<>();
+        List<Long> rejected = new ArrayList<>();
+        long slowest = traffic(500, "stopped-", allowed, rejected);
+        assertTrue(slowest <= TIMEOUT_MILLIS + MARGIN_MILLIS, "slowest call " + slowest + " ms");
+        assertTrue(allowed.stream().allMatch(Outcome::isAllowed), "on-error: allow lets every call through");
+        assertTrue(rejected.stream().noneMatch(Outcome::isAllowed), "on-error: reject rejects every call");
+        assertEquals(allowed.size(), allow.metrics().storeErrors());
+        assertEquals(rejected.size(), reject.metrics().storeErrors());
+        assertEquals(1, count("is not answering"), logged.toString());
+    }
+
+    @Test
+    void aHungServerCostsAtMostTheTimeoutThenCallsFailFast() throws Exception {
+        assertLimitingWorks("before-pause");
+        server.pause();
+        try {
+            List<Long> allowed = new ArrayList<>();
+            List<Long> rejected = new ArrayList<>();
+            long slowest = traffic(800, "paused-", allowed, rejected);
+            assertTrue(slowest <= TIMEOUT_MILLIS + MARGIN_MILLIS, "slowest call " + slowest + " ms");
+            assertTrue(allowed.stream().allMatch(Outcome::isAllowed));
+            assertTrue(rejected.stream().noneMatch(Outcome::isAllowed));
+            assertTrue(allowed.size() > 100, "calls fail fast once the store is marked down: " + allowed.size());
+            assertEquals(1, count("is not answering"), logged.toString());
+        } finally {
+            server.resume();
+        }
+        long recovered = waitUntilUp(store, 5_000);
+        assertTrue(store.isUp() && recovered <= 2_000, "recovered after " + recovered + " ms");
+        assertLimitingWorks("after-pause");
+        assertEquals(1, count("answers again"), logged.toString());
+    }
+
+    @Test
+    void aRestartedServerIsUsedAgainWithinTwoSeconds() throws Exception {
+        assertLimitingWorks("before-restart");
+        server.stop();
+        assertTrue(Outcome.isAllowed(allow.decide(new Object[] {"during"}, null)));
+        assertFalse(store.isUp());
+        server.restart();
+        long recovered = waitUntilUp(store, 5_000);
+        assertTrue(store.isUp() && recovered <= 2_000, "recovered after " + recovered + " ms");
+        long errorsBefore = reject.metrics().storeErrors();
+        assertLimitingWorks("after-restart");
+        assertEquals(errorsBefore, reject.metrics().storeErrors(), "no store errors once it is back");
+    }
+
+    @Test
+    void aFullServerUnderNoevictionFailsThatCallOnlyAndRecoversAtOnce() throws Exception {
+        try (Jedis jedis = server.client()) {
+            jedis.set("ballast", "x".repeat(2 * 1024 * 1024));
+            jedis.configSet("maxmemory-policy", "noeviction");
+            jedis.configSet("maxmemory", "1mb");
+            long slowest = timed(() -> assertTrue(Outcome.isAllowed(allow.decide(new Object[] {"full"}, null))));
+            slowest = Math.max(slowest, timed(() ->
+                    assertFalse(Outcome.isAllowed(reject.decide(new Object[] {"full"}, null)))));
+            assertTrue(slowest <= TIMEOUT_MILLIS + MARGIN_MILLIS, "slowest call " + slowest + " ms");
+            assertEquals(1, allow.metrics().storeErrors());
+            assertEquals(1, reject.metrics().storeErrors());
+            assertTrue(store.isUp(), "an error the server reports is not an outage");
+            jedis.configSet("maxmemory", "0");
+        }
+        assertLimitingWorks("after-full");
+    }
+}

@@ -1,0 +1,231 @@
+package dev.ratelimit.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ratelimit.config.Algorithm;
+import dev.ratelimit.config.ConfigLoader;
+import dev.ratelimit.config.RuleConfig;
+import dev.ratelimit.config.RuleSet;
+import dev.ratelimit.limit.Outcome;
+import dev.ratelimit.testing.RedisServer;
+import dev.ratelimit.testing.WindowGuard;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import redis.clients.jedis.Jedis;
+
+/** The Redis store against a real redis-server: exactness under concurrency, expiry, scripts. */
+class RedisLimiterTest {
+    private static final int THREADS = 100;
+    private static RedisServer server;
+    private static RedisStore store;
+    private static ExecutorService pool;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = RedisServer.start();
+        pool = Executors.newFixedThreadPool(THREADS);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (pool != null) {
+            pool.shutdownNow();
+        }
+        if (store != null) {
+            store.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @BeforeEach
+    void startWellInsideAWindow() {
+        WindowGuard.awayFromBoundary(3_600_000, 30_000);
+    }
+
+    static RuleSet rules(RedisServer server, String algorithm, String limits) throws Exception {
+        return ConfigLoader.parse(String.join("\n",
+                "version: 1",
+                "store:",
+                "  type: redis",
+                "  redis:",
+                "    uri: " + server.uri(),
+                "    timeout: 500ms",
+                "rules:",
+                "  - name: r",
+                "    key: arg0",
+                "    algorithm: " + algorithm,
+                limits,
+                ""), "rules.yaml", Path.of("."), name -> null);
+    }
+
+    private static RedisLimiter limiter(Algorithm algorithm, String limits) throws Exception {
+        RuleSet rules = rules(server, algorithm.yamlName(), limits);
+        if (store == null) {
+            store = new RedisStore(rules.store().redis());
+        }
+        RuleConfig rule = rules.rules().get(0);
+        return new RedisLimiter(store, rule);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void oneHundredSimultaneousCallsLetExactlyTheLimitThroughEveryRound(Algorithm algorithm) throws Exception {
+        RedisLimiter limiter = limiter(algorithm, "    limit: 5\n    window: 1h");
+        List<Integer> wrong = new ArrayList<>();
+        for (int round = 0; round < 200; round++) {
+            String key = algorithm + "-round-" + round;
+            int passed = race(() -> Outcome.isAllowed(limiter.acquire(key)));
+            if (passed != 5) {
+                wrong.add(passed);
+            }
+        }
+        assertEquals(List.of(), wrong, "rounds where a number other than 5 passed");
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void everyLimitOfARuleIsEnforcedInOneScriptCall(Algorithm algorithm) throws Exception {
+        RedisLimiter limiter = limiter(algorithm, "    limits:\n      - {limit: 3, window: 1h}\n      - {limit: 50, window: 1d}");
+        String key = "multi-" + algorithm;
+        int passed = race(() -> Outcome.isAllowed(limiter.acquire(key)));
+        assertEquals(3, passed);
+        try (Jedis jedis = server.client()) {
+            Set<String> keys = jedis.keys("rl:{r:" + key + "}:*");
+            assertEquals(Set.of("rl:{r:" + key + "}:" + algorithm.yamlName() + ":1h",
+                    "rl:{r:" + key + "}:" + algorithm.yamlName() + ":1d"), keys);
+        }
+    }
+
+    @Test
+    void theFixedWindowCountAndTimeLeftComeFromTheServer() throws Exception {
+        RedisLimiter limiter = limiter(Algorithm.FIXED_WINDOW, "    limit: 2\n    window: 1h");
+        assertEquals(1, Outcome.remaining(limiter.acquire("time-left")));
+        assertEquals(0, Outcome.remaining(limiter.acquire("time-left")));
+        long rejected = limiter.acquire("time-left");
+        assertFalse(Outcome.isAllowed(rejected));
+        long msLeftInHour = 3_600_000 - System.currentTimeMillis() % 3_600_000;
+        assertTrue(Math.abs(Outcome.retryMillis(rejected) - msLeftInHour) < 2000,
+                Outcome.retryMillis(rejected) + " vs " + msLeftInHour);
+        try (Jedis jedis = server.client()) {
+            long ttl = jedis.pttl("rl:{r:time-left}:fixed-window:1h");
+            assertTrue(ttl > 0 && ttl <= 3_600_000, "every counter expires with its window: " + ttl);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void countersAreGoneFromRedisOnceTheirWindowIsOver(Algorithm algorithm) throws Exception {
+        RedisLimiter limiter = limiter(algorithm, "    limit: 3\n    window: 500ms");
+        for (int i = 0; i < 10; i++) {
+            limiter.acquire("expiring-" + algorithm + "-" + i);
+        }
+        try (Jedis jedis = server.client()) {
+            assertEquals(10, jedis.keys("rl:{r:expiring-" + algorithm + "-*").size());
+            Thread.sleep(1_200);
+            assertEquals(Set.of(), jedis.keys("rl:{r:expiring-" + algorithm + "-*"));
+        }
+    }
+
+    @Test
+    void aFlushedScriptIsLoadedAgain() throws Exception {
+        RedisLimiter limiter = limiter(Algorithm.FIXED_WINDOW, "    limit: 5\n    window: 1h");
+        assertTrue(Outcome.isAllowed(limiter.acquire("flushed")));
+        try (Jedis jedis = server.client()) {
+            jedis.scriptFlush();
+        }
+        assertEquals(3, Outcome.remaining(limiter.acquire("flushed")));
+    }
+
+    @Test
+    void theSlidingWindowAllowsNoDoubleBurstAcrossTheBoundary() throws Exception {
+        RedisLimiter limiter = limiter(Algorithm.SLIDING_WINDOW, "    limit: 10\n    window: 1s");
+        WindowGuard.awayFromBoundary(1000, 1000);
+        long now = System.currentTimeMillis();
+        Thread.sleep(1000 - now % 1000 + 850);
+        int late = 0;
+        for (int i = 0; i < 20; i++) {
+            late += Outcome.isAllowed(limiter.acquire("slide")) ? 1 : 0;
+        }
+        assertEquals(10, late);
+        now = System.currentTimeMillis();
+        Thread.sleep(1000 - now % 1000 + 5);
+        int early = 0;
+        for (int i = 0; i < 20; i++) {
+            early += Outcome.isAllowed(limiter.acquire("slide")) ? 1 : 0;
+        }
+        assertTrue(early <= 1, "allowed " + early + " right after the boundary");
+    }
+
+    @Test
+    void aPasswordAndADatabaseNumberInTheUriAreUsedAndTheMaskedUriHidesThePassword() throws Exception {
+        String password = "s3cret-redis-password-77";
+        try (RedisServer secured = RedisServer.start(List.of("--requirepass", password))) {
+            String uri = "redis://:" + password + "@127.0.0.1:" + secured.port() + "/3";
+            RuleSet rules = ConfigLoader.parse(String.join("\n",
+                    "version: 1",
+                    "store:",
+                    "  type: redis",
+                    "  redis:",
+                    "    uri: ${env:REDIS_URI}",
+                    "rules:",
+                    "  - {name: r, key: arg0, limit: 1, window: 1h}",
+                    ""), "rules.yaml", Path.of("."), name -> name.equals("REDIS_URI") ? uri : null);
+            assertFalse(rules.store().redis().maskedUri().contains(password));
+            assertFalse(rules.store().redis().toString().contains(password));
+            try (RedisStore secure = new RedisStore(rules.store().redis())) {
+                RedisLimiter limiter = new RedisLimiter(secure, rules.rules().get(0));
+                assertTrue(Outcome.isAllowed(limiter.acquire("k")));
+                assertFalse(Outcome.isAllowed(limiter.acquire("k")));
+            }
+            try (Jedis jedis = secured.client()) {
+                jedis.auth(password);
+                jedis.select(3);
+                assertEquals(Set.of("rl:{r:k}:fixed-window:1h"), jedis.keys("rl:*"));
+            }
+        }
+    }
+
+    private interface Call {
+        boolean allowed() throws Exception;
+    }
+
+    static int race(Call call) throws Exception {
+        CountDownLatch ready = new CountDownLatch(THREADS);
+        CountDownLatch go = new CountDownLatch(1);
+        AtomicInteger passed = new AtomicInteger();
+        List<Future<?>> futures = new ArrayList<>(THREADS);
+        for (int t = 0; t < THREADS; t++) {
+            futures.add(pool.submit(() -> {
+                ready.countDown();
+                go.await();
+                if (call.allowed()) {
+                    passed.incrementAndGet();
+                }
+                return null;
+            }));
+        }
+        ready.await();
+        go.countDown();
+        for (Future<?> future : futures) {
+            future.get();
+        }
+        return passed.get();
+    }
+}

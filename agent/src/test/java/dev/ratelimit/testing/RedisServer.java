@@ -1,0 +1,140 @@
+package dev.ratelimit.testing;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import redis.clients.jedis.Jedis;
+
+/**
+ * A real {@code redis-server} on a free loopback port, started and stopped by a test. Under CI
+ * (the {@code CI} variable is set) a missing binary fails the test; elsewhere the test is skipped
+ * with a message saying how to install it.
+ */
+public final class RedisServer implements AutoCloseable {
+    private final int port;
+    private final Path dir;
+    private final List<String> options;
+    private Process process;
+
+    private RedisServer(int port, Path dir, List<String> options) {
+        this.port = port;
+        this.dir = dir;
+        this.options = options;
+    }
+
+    /** Starts a server, or skips (locally) / fails (CI) when redis-server is not installed. */
+    public static RedisServer start() throws IOException, InterruptedException {
+        return start(List.of());
+    }
+
+    /** Starts a server with extra command-line options, e.g. {@code --requirepass secret}. */
+    public static RedisServer start(List<String> options) throws IOException, InterruptedException {
+        String binary = binary();
+        if (binary == null) {
+            String message = "redis-server is not installed; install it with: apt-get install -y redis-server";
+            if (System.getenv("CI") != null) {
+                throw new IllegalStateException(message + " (CI must run the Redis tests)");
+            }
+            Assumptions.abort(message);
+        }
+        RedisServer server = new RedisServer(freePort(), Files.createTempDirectory("redis-test"), options);
+        server.launch();
+        return server;
+    }
+
+    private static String binary() {
+        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
+            File candidate = new File(dir, "redis-server");
+            if (candidate.canExecute()) {
+                return candidate.getAbsolutePath();
+            }
+        }
+        File usual = new File("/usr/bin/redis-server");
+        return usual.canExecute() ? usual.getAbsolutePath() : null;
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
+    private void launch() throws IOException, InterruptedException {
+        List<String> command = new java.util.ArrayList<>(List.of(binary(), "--port", Integer.toString(port),
+                "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString(),
+                "--loglevel", "warning"));
+        command.addAll(options);
+        process = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("redis.log").toFile())
+                .start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            try (java.net.Socket probe = new java.net.Socket("127.0.0.1", port)) {
+                return;
+            } catch (IOException notYet) {
+                Thread.sleep(20);
+            }
+        }
+        throw new IllegalStateException("redis-server did not start on port " + port + ": "
+                + Files.readString(dir.resolve("redis.log")));
+    }
+
+    public int port() {
+        return port;
+    }
+
+    /** {@code redis://127.0.0.1:PORT/0}. */
+    public String uri() {
+        return "redis://127.0.0.1:" + port + "/0";
+    }
+
+    /** A client for inspecting the server; close it. */
+    public Jedis client() {
+        return new Jedis("127.0.0.1", port, 2000);
+    }
+
+    /** SIGSTOP: the server hangs with its connections open, as a stuck server does. */
+    public void pause() throws IOException, InterruptedException {
+        signal("STOP");
+    }
+
+    /** SIGCONT. */
+    public void resume() throws IOException, InterruptedException {
+        signal("CONT");
+    }
+
+    private void signal(String name) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start();
+        if (kill.waitFor() != 0) {
+            throw new IllegalStateException("kill -" + name + " failed");
+        }
+    }
+
+    /** Stops the server (connections are refused until {@link #restart}). */
+    public void stop() throws InterruptedException {
+        if (process != null && process.isAlive()) {
+            process.destroyForcibly();
+            process.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Starts the server again on the same port, empty. */
+    public void restart() throws IOException, InterruptedException {
+        stop();
+        launch();
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (process != null && process.isAlive()) {
+            resume();
+        }
+        stop();
+    }
+}
