@@ -18,7 +18,7 @@ class AlgorithmBehaviourTest {
 
     @Test
     void fixedWindowStartsAfreshInTheNextWindowAndSaysWhenToRetry() throws Exception {
-        RuleLimiter limiter = RuleLimiter.create(LimiterConcurrencyTest.rule(Algorithm.FIXED_WINDOW, "arg0",
+        LocalLimiter limiter = LocalLimiter.create(LimiterConcurrencyTest.rule(Algorithm.FIXED_WINDOW, "arg0",
                 "    limit: 3\n    window: 500ms"), 100);
         sleepUntilNextWindowStart(500);
         assertEquals(2, Outcome.remaining(limiter.acquire("k")));
@@ -34,7 +34,7 @@ class AlgorithmBehaviourTest {
 
     @Test
     void slidingWindowAllowsNoDoubleBurstAcrossTheBoundary() throws Exception {
-        RuleLimiter limiter = RuleLimiter.create(LimiterConcurrencyTest.rule(Algorithm.SLIDING_WINDOW, "arg0",
+        LocalLimiter limiter = LocalLimiter.create(LimiterConcurrencyTest.rule(Algorithm.SLIDING_WINDOW, "arg0",
                 "    limit: 10\n    window: 1s"), 100);
         sleepUntilNextWindowStart(1000);
         Thread.sleep(850);
@@ -54,7 +54,7 @@ class AlgorithmBehaviourTest {
 
     @Test
     void fixedWindowAllowsTheDoubleBurstThatSlidingPrevents() throws Exception {
-        RuleLimiter limiter = RuleLimiter.create(LimiterConcurrencyTest.rule(Algorithm.FIXED_WINDOW, "arg0",
+        LocalLimiter limiter = LocalLimiter.create(LimiterConcurrencyTest.rule(Algorithm.FIXED_WINDOW, "arg0",
                 "    limit: 10\n    window: 1s"), 100);
         sleepUntilNextWindowStart(1000);
         Thread.sleep(850);
@@ -69,7 +69,7 @@ class AlgorithmBehaviourTest {
 
     @Test
     void tokenBucketRefillsEvenly() throws Exception {
-        RuleLimiter limiter = RuleLimiter.create(LimiterConcurrencyTest.rule(Algorithm.TOKEN_BUCKET, "arg0",
+        LocalLimiter limiter = LocalLimiter.create(LimiterConcurrencyTest.rule(Algorithm.TOKEN_BUCKET, "arg0",
                 "    limit: 10\n    window: 1s"), 100);
         for (int i = 0; i < 10; i++) {
             assertTrue(Outcome.isAllowed(limiter.acquire("k")), "burst call " + i);
@@ -88,7 +88,7 @@ class AlgorithmBehaviourTest {
 
     @Test
     void keysAreCountedApart() throws Exception {
-        RuleLimiter limiter = RuleLimiter.create(LimiterConcurrencyTest.rule(Algorithm.FIXED_WINDOW, "arg0",
+        LocalLimiter limiter = LocalLimiter.create(LimiterConcurrencyTest.rule(Algorithm.FIXED_WINDOW, "arg0",
                 "    limit: 1\n    window: 1h"), 100);
         assertTrue(Outcome.isAllowed(limiter.acquire("a")));
         assertFalse(Outcome.isAllowed(limiter.acquire("a")));

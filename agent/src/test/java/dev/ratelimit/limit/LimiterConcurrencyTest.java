@@ -59,7 +59,7 @@ class LimiterConcurrencyTest {
     @ParameterizedTest
     @EnumSource(Algorithm.class)
     void exactlyTheLimitPassesPerKey(Algorithm algorithm) throws Exception {
-        RuleLimiter limiter = RuleLimiter.create(rule(algorithm, "arg0", "    limit: 5\n    window: 1h"), 100_000);
+        LocalLimiter limiter = LocalLimiter.create(rule(algorithm, "arg0", "    limit: 5\n    window: 1h"), 100_000);
         List<Integer> wrong = new ArrayList<>();
         for (int round = 0; round < ROUNDS; round++) {
             String key = "key-" + round;
@@ -77,7 +77,7 @@ class LimiterConcurrencyTest {
         List<Integer> wrong = new ArrayList<>();
         for (int round = 0; round < ROUNDS; round++) {
             // a fresh limiter per round: a global rule has a single counter
-            RuleLimiter limiter = RuleLimiter.create(rule(algorithm, "global", "    limit: 5\n    window: 1h"), 10);
+            LocalLimiter limiter = LocalLimiter.create(rule(algorithm, "global", "    limit: 5\n    window: 1h"), 10);
             int passed = race(() -> Outcome.isAllowed(limiter.acquire(null)));
             if (passed != 5) {
                 wrong.add(passed);
@@ -89,7 +89,7 @@ class LimiterConcurrencyTest {
     @ParameterizedTest
     @EnumSource(Algorithm.class)
     void severalLimitsEnforceTheTightest(Algorithm algorithm) throws Exception {
-        RuleLimiter limiter = RuleLimiter.create(rule(algorithm, "arg0",
+        LocalLimiter limiter = LocalLimiter.create(rule(algorithm, "arg0",
                 "    limits:\n      - {limit: 50, window: 1d}\n      - {limit: 5, window: 1h}"), 100_000);
         List<Integer> wrong = new ArrayList<>();
         for (int round = 0; round < ROUNDS; round++) {
