@@ -1,38 +1,23 @@
 package dev.ratelimit.limit;
 
-import java.util.concurrent.atomic.AtomicReference;
-
 /**
  * A sliding window estimated from two fixed windows: the current window's count plus the
  * previous window's count weighted by how much of it still lies inside the sliding window.
  * Unlike a fixed window it allows no burst of twice the limit across a window boundary.
  *
  * <p>Increment-first as the fixed window: the current window's {@code incrementAndGet} returns
- * the count that decides. The previous window is frozen when the current one starts, and counts
- * at most {@code limit} calls, so attempts rejected in one window do not prolong the penalty
- * into the next.
+ * the count that decides, with the previous window's weighted count added. The previous window
+ * is frozen when the current one starts, and counts at most {@code limit} calls, so attempts
+ * rejected in one window do not prolong the penalty into the next.
  */
-final class SlidingWindowLimit implements LimitAlgorithm {
-    private final long limit;
-    private final long windowMillis;
+final class SlidingWindowLimit extends EpochWindowLimit {
 
     SlidingWindowLimit(long limit, long windowMillis) {
-        this.limit = limit;
-        this.windowMillis = windowMillis;
+        super(limit, windowMillis);
     }
 
     @Override
-    public Object newState() {
-        return new AtomicReference<>(new WindowCounter(Long.MIN_VALUE, 0));
-    }
-
-    @Override
-    @SuppressWarnings("unchecked")
-    public long acquire(Object state) {
-        long now = CoarseClock.millis();
-        long windowId = now / windowMillis;
-        WindowCounter counter = WindowCounter.current((AtomicReference<WindowCounter>) state, windowId);
-        long count = counter.incrementAndGet();
+    long decide(WindowCounter counter, long count, long now) {
         return decide(count, counter.previous, now - counter.id * windowMillis, limit, windowMillis);
     }
 
