@@ -3,9 +3,14 @@ package dev.ratelimit.store;
 import dev.ratelimit.config.RedisConfig;
 import dev.ratelimit.limit.StoreUnavailableException;
 import java.lang.System.Logger.Level;
+import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
@@ -29,13 +34,16 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
  * {@code on-error} says. One background thread probes the server with backoff (capped so that
  * recovery is noticed within a second) and marks the store up again, dropping the pooled
  * connections of the outage. The outage is logged once when it starts and once when it ends.
- * Errors the server reports (for example out of memory under {@code noeviction}) fail that call
- * only.
+ * Errors the server reports (for example out of memory under {@code noeviction}) and a pool with
+ * no free connection in time fail that call only; each kind is logged when first seen and then at
+ * most once a minute, with the number of calls it failed.
  */
 public final class RedisStore implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("dev.ratelimit");
     private static final long FIRST_PROBE_DELAY_MILLIS = 25;
     private static final long MAX_PROBE_DELAY_MILLIS = 500;
+    private static final int TIMEOUTS_BEFORE_DOWN = 3;
+    private static final long FAILURE_LOG_INTERVAL_NANOS = 60_000_000_000L;
 
     final RedisScript fixedWindow = RedisScript.load("fixed-window.lua");
     final RedisScript slidingWindow = RedisScript.load("sliding-window.lua");
@@ -45,7 +53,9 @@ public final class RedisStore implements AutoCloseable {
     private final JedisPool pool;
     private final long timeoutNanos;
     private final AtomicBoolean down = new AtomicBoolean();
-    private final LongAdder failedWhileDown = new LongAdder();
+    private final AtomicInteger timeoutsInARow = new AtomicInteger();
+    private final LongAdder failedCalls = new LongAdder();
+    private final Map<String, AtomicLong> lastLogged = new ConcurrentHashMap<>();
     private volatile boolean closed;
     private volatile StoreUnavailableException outage;
 
@@ -61,6 +71,22 @@ public final class RedisStore implements AutoCloseable {
         poolConfig.setBlockWhenExhausted(true);
         poolConfig.setJmxEnabled(false);
         this.pool = new JedisPool(poolConfig, URI.create(config.uri()), timeoutMillis, timeoutMillis);
+        Thread warmUp = new Thread(this::warmUp, "rate-limit-agent-redis-warm-up");
+        warmUp.setDaemon(true);
+        warmUp.start();
+    }
+
+    /** Opens a connection and loads the scripts before the first call needs them. */
+    private void warmUp() {
+        try (Jedis jedis = pool.getResource()) {
+            for (RedisScript script : List.of(fixedWindow, slidingWindow, tokenBucket)) {
+                jedis.scriptLoad(script.text);
+            }
+        } catch (JedisConnectionException e) {
+            markDown(e);
+        } catch (JedisException e) {
+            logFailure("warm-up", e);
+        }
     }
 
     /** The key prefix of this store's counters. */
@@ -77,27 +103,53 @@ public final class RedisStore implements AutoCloseable {
     List<Long> eval(RedisScript script, List<String> keys, List<String> args) {
         StoreUnavailableException current = outage;
         if (current != null) {
-            failedWhileDown.increment();
+            failedCalls.increment();
             throw current;
         }
         long deadline = System.nanoTime() + timeoutNanos;
         try (Jedis jedis = pool.getResource()) {
             long left = (deadline - System.nanoTime()) / 1_000_000L;
             if (left < 1) {
-                throw new StoreUnavailableException("no Redis connection free within the timeout", null);
+                throw failed("pool", new JedisException("no Redis connection free within the timeout"));
             }
             jedis.getConnection().setSoTimeout((int) left);
+            List<Long> reply;
             try {
-                return (List<Long>) jedis.evalsha(script.sha, keys, args);
+                reply = (List<Long>) jedis.evalsha(script.sha, keys, args);
             } catch (JedisNoScriptException notLoaded) {
                 jedis.scriptLoad(script.text);
-                return (List<Long>) jedis.evalsha(script.sha, keys, args);
+                reply = (List<Long>) jedis.evalsha(script.sha, keys, args);
             }
+            timeoutsInARow.set(0);
+            return reply;
         } catch (JedisConnectionException e) {
-            throw markDown(e);
+            failedCalls.increment();
+            boolean timeout = e.getCause() instanceof SocketTimeoutException;
+            if (!timeout || timeoutsInARow.incrementAndGet() >= TIMEOUTS_BEFORE_DOWN) {
+                throw markDown(e);
+            }
+            throw failed("timeout", e);
         } catch (JedisException e) {
             // the server answered with an error, or the pool had no connection in time
-            throw new StoreUnavailableException("Redis: " + e.getMessage(), e);
+            throw failed(e.getMessage() != null && e.getMessage().startsWith("OOM") ? "out of memory" : "error", e);
+        }
+    }
+
+    /** A failure of one call that is not an outage: counted, and logged at most once a minute per kind. */
+    private StoreUnavailableException failed(String kind, JedisException e) {
+        failedCalls.increment();
+        logFailure(kind, e);
+        return new StoreUnavailableException("Redis: " + e.getMessage(), e);
+    }
+
+    private void logFailure(String kind, JedisException e) {
+        AtomicLong last = lastLogged.computeIfAbsent(kind, k -> new AtomicLong(System.nanoTime() - FAILURE_LOG_INTERVAL_NANOS));
+        long seen = last.get();
+        long now = System.nanoTime();
+        if (now - seen >= FAILURE_LOG_INTERVAL_NANOS && last.compareAndSet(seen, now)) {
+            LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " failed a call (" + kind + ": "
+                    + e.getMessage() + "); the rule's on-error decided it. " + failedCalls.sum()
+                    + " calls failed so far; this is logged at most once a minute");
         }
     }
 
@@ -133,11 +185,12 @@ public final class RedisStore implements AutoCloseable {
             }
             // connections opened before the outage may be dead: drop the idle ones
             pool.clear();
+            timeoutsInARow.set(0);
             outage = null;
             down.set(false);
             LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " answers again after "
                     + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms; "
-                    + failedWhileDown.sumThenReset() + " calls followed on-error meanwhile");
+                    + failedCalls.sumThenReset() + " calls followed on-error meanwhile");
             return;
         }
     }
