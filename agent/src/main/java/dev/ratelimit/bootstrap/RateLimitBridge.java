@@ -10,6 +10,7 @@ import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -59,6 +60,8 @@ public final class RateLimitBridge {
     private static final AtomicLong AGENT_ERRORS = new AtomicLong();
     private static final AtomicLong TRANSFORMATION_ERRORS = new AtomicLong();
     private static final Set<String> LOGGED = Collections.newSetFromMap(new ConcurrentHashMap<>());
+
+    private static final AtomicBoolean CLAIMED = new AtomicBoolean();
 
     private static volatile MethodGate methodGate;
     private static volatile HttpGate httpGate;
@@ -164,6 +167,17 @@ public final class RateLimitBridge {
     /** Classes the agent failed to instrument since start-up. */
     public static long transformationErrors() {
         return TRANSFORMATION_ERRORS.get();
+    }
+
+    /**
+     * Claims this JVM for one installation of the agent. The bridge lives on the bootstrap class
+     * path, so the claim holds across every copy of the runtime: attaching a second time (which
+     * opens a new runtime class loader) finds it taken and instruments nothing twice.
+     *
+     * @return whether this caller is the first
+     */
+    public static boolean claimInstallation() {
+        return CLAIMED.compareAndSet(false, true);
     }
 
     /** Installs the runtime's decisions for instrumented methods and servlet requests. */

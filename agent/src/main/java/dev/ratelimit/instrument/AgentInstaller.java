@@ -13,10 +13,17 @@ import dev.ratelimit.config.ConfigException;
 import dev.ratelimit.config.ConfigLoader;
 import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.http.HttpRequests;
+import dev.ratelimit.jmx.JmxRegistry;
 import dev.ratelimit.store.LimiterFactory;
 import java.lang.System.Logger.Level;
 import java.lang.instrument.Instrumentation;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.logging.ConsoleHandler;
 import java.util.logging.Logger;
 import net.bytebuddy.ByteBuddy;
@@ -47,25 +54,32 @@ import net.bytebuddy.implementation.bytecode.member.MethodInvocation;
 public final class AgentInstaller {
     /** EX_CONFIG of sysexits.h. */
     static final int CONFIG_ERROR_EXIT = 78;
+    /** Where an attached agent leaves its report for the {@code attach} command to read. */
+    public static final String ATTACH_REPORT_PROPERTY = "dev.ratelimit.attach.report";
 
     private static final System.Logger LOG = System.getLogger("dev.ratelimit");
-    private static volatile AgentInstaller installed;
+    private static final int RETRANSFORM_BATCH = 100;
 
-    private final Path configPath;
+    private final Instrumentation instrumentation;
     private final MethodSites sites;
     private final TransformationErrors listener = new TransformationErrors();
+    private final RuleReloader reloader;
+    private final JmxRegistry jmx;
     private volatile RuleBook rules;
 
-    private AgentInstaller(Path configPath, RuleBook rules) {
-        this.configPath = configPath;
-        this.rules = rules;
+    private AgentInstaller(Instrumentation instrumentation, Path configPath, RuleSet ruleSet) {
+        this.instrumentation = instrumentation;
+        this.jmx = new JmxRegistry(name -> rules.rule(name));
+        this.rules = new RuleBook(ruleSet, LimiterFactory.of(ruleSet.store()), null, this::ruleCreated);
         this.sites = new MethodSites(rules);
+        this.reloader = new RuleReloader(this, configPath);
     }
 
     /** Called by {@code AgentLauncher} through reflection. */
-    public static synchronized void install(String optionText, Instrumentation instrumentation, boolean attached) {
-        if (installed != null) {
+    public static void install(String optionText, Instrumentation instrumentation, boolean attached) {
+        if (!RateLimitBridge.claimInstallation()) {
             LOG.log(Level.INFO, "rate-limit-agent: already installed in this JVM; nothing to do");
+            System.setProperty(ATTACH_REPORT_PROPERTY, "already installed in this JVM; nothing was changed");
             return;
         }
         AgentOptions options;
@@ -73,7 +87,7 @@ public final class AgentInstaller {
             options = AgentOptions.parse(optionText, System.getenv("RATELIMIT_CONFIG"));
         } catch (IllegalArgumentException e) {
             System.err.println("rate-limit-agent: " + e.getMessage());
-            exitOnConfigError(attached);
+            exitOnConfigError(attached, e.getMessage());
             return;
         }
         configureLogging(options.log);
@@ -82,12 +96,19 @@ public final class AgentInstaller {
         if (ruleSet == null) {
             return;
         }
-        AgentInstaller agent = new AgentInstaller(configPath, new RuleBook(ruleSet, LimiterFactory.of(ruleSet.store())));
-        agent.instrument(instrumentation);
-        installed = agent;
-        LOG.log(Level.INFO, "rate-limit-agent " + Version.VERSION + " started: config " + configPath
-                + ", " + ruleSet.rules().size() + " rules, store " + ruleSet.store().type().name().toLowerCase()
-                + (attached ? ", attached to a running JVM" : ""));
+        long started = System.nanoTime();
+        AgentInstaller agent = new AgentInstaller(instrumentation, configPath, ruleSet);
+        agent.instrument();
+        agent.jmx.registerAgent(agent.reloader);
+        agent.jmx.sync(agent.rules.names());
+        agent.reloader.watch(ruleSet);
+        String summary = "rate-limit-agent " + Version.VERSION + " started"
+                + (attached ? " (attached to a running JVM)" : "") + ": config " + configPath + ", store "
+                + ruleSet.store().type().yamlName() + ", " + agent.rules.describe()
+                + (attached ? "; retransformed " + agent.listener.transformed() + " loaded classes in "
+                        + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms" : "");
+        LOG.log(Level.INFO, summary);
+        System.setProperty(ATTACH_REPORT_PROPERTY, summary);
     }
 
     private static RuleSet load(AgentOptions options, Path configPath, boolean attached) {
@@ -104,14 +125,17 @@ public final class AgentInstaller {
                         + " is invalid; running without its rules (on-config-error=disable)");
                 return RuleSet.empty(configPath.toString());
             }
-            exitOnConfigError(attached);
+            exitOnConfigError(attached, e.errors().stream().map(ConfigError::format)
+                    .collect(java.util.stream.Collectors.joining(System.lineSeparator(), System.lineSeparator(), "")));
             return null;
         }
     }
 
-    private static void exitOnConfigError(boolean attached) {
+    private static void exitOnConfigError(boolean attached, String why) {
         if (attached) {
+            // never stop a running application: refuse the attach and say why
             System.err.println("rate-limit-agent: not attached: the configuration is invalid");
+            System.setProperty(ATTACH_REPORT_PROPERTY, "not attached: the configuration is invalid: " + why);
             return;
         }
         System.err.println("rate-limit-agent: stopping the JVM (exit code " + CONFIG_ERROR_EXIT
@@ -142,7 +166,7 @@ public final class AgentInstaller {
         }
     }
 
-    private void instrument(Instrumentation instrumentation) {
+    private void instrument() {
         if (Runtime.version().feature() >= 24) {
             // Byte Buddy's Nexus uses sun.misc.Unsafe, which warns on 24+; advice needs no Nexus
             System.setProperty("net.bytebuddy.nexus.disabled", "true");
@@ -154,6 +178,9 @@ public final class AgentInstaller {
         new AgentBuilder.Default(new ByteBuddy().with(TypeValidation.DISABLED))
                 .disableClassFormatChanges()
                 .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
+                // loaded classes (an attach, or a reload's new rules) are retransformed in batches
+                .with(AgentBuilder.RedefinitionStrategy.BatchAllocator.ForFixedSize.ofSize(RETRANSFORM_BATCH))
+                .with(AgentBuilder.RedefinitionStrategy.Listener.Pausing.of(10, TimeUnit.MILLISECONDS))
                 .with(AgentBuilder.DescriptionStrategy.Default.POOL_ONLY)
                 .with(AgentBuilder.PoolStrategy.Default.FAST)
                 // Resources of a jar appended to the bootstrap search path are invisible to
@@ -174,7 +201,11 @@ public final class AgentInstaller {
                         .or(nameStartsWith("jdk."))
                         .or(nameStartsWith("sun."))
                         .or(nameStartsWith("com.sun."))
-                        .or(nameContains("$$Lambda"))
+                        // generated classes (lambdas, JDK and CGLIB proxies, Byte Buddy's own) have
+                        // no class file to read and nothing a rule can name
+                        .or(nameContains("$$"))
+                        .or(nameContains("$Proxy"))
+                        .or(nameStartsWith("jdk.proxy"))
                         .or(nameContains("$ByteBuddy$"))
                         .or(isSynthetic()))
                 .or(any(), loader -> loader == AgentInstaller.class.getClassLoader())
@@ -195,21 +226,69 @@ public final class AgentInstaller {
         }
     }
 
-    /** The installed agent, or {@code null}. */
-    static AgentInstaller installed() {
-        return installed;
-    }
-
-    Path configPath() {
-        return configPath;
+    /** An inline rule was created: give it its MBean. */
+    private void ruleCreated() {
+        RuleBook book = rules;
+        if (book != null) {
+            jmx.sync(book.names());
+        }
     }
 
     RuleBook rules() {
         return rules;
     }
 
-    MethodSites sites() {
-        return sites;
+    /**
+     * Puts new rules in force: bindings of instrumented methods, the HTTP rules and the MBeans
+     * follow at once; loaded classes the new rules name for the first time are retransformed.
+     */
+    synchronized void apply(RuleSet next) {
+        RuleBook old = rules;
+        LimiterFactory limiters = next.store().equals(old.ruleSet().store())
+                ? old.limiters() : LimiterFactory.of(next.store());
+        RuleBook book = new RuleBook(next, limiters, old, this::ruleCreated);
+        rules = book;
+        sites.rebind(book);
+        jmx.sync(book.names());
+        if (limiters != old.limiters()) {
+            old.limiters().close();
+        }
+        retransformNewlyNamed(old, book);
+    }
+
+    /** Retransforms loaded classes that the new rules name and the old did not, in batches. */
+    private void retransformNewlyNamed(RuleBook old, RuleBook book) {
+        Set<String> needArguments = new HashSet<>();
+        for (MethodSite site : sites.sites()) {
+            if (book.needsArguments(site)) {
+                needArguments.add(site.className);
+            }
+        }
+        List<Class<?>> batch = new ArrayList<>();
+        for (Class<?> type : instrumentation.getAllLoadedClasses()) {
+            String name = type.getName();
+            boolean newlyNamed = book.namesClass(name) && !old.namesClass(name);
+            if ((newlyNamed || needArguments.contains(name)) && instrumentation.isModifiableClass(type)) {
+                batch.add(type);
+                if (batch.size() == RETRANSFORM_BATCH) {
+                    retransform(batch);
+                }
+            }
+        }
+        retransform(batch);
+    }
+
+    private void retransform(List<Class<?>> batch) {
+        if (batch.isEmpty()) {
+            return;
+        }
+        try {
+            instrumentation.retransformClasses(batch.toArray(new Class<?>[0]));
+        } catch (Exception | LinkageError e) {
+            LOG.log(Level.WARNING, "rate-limit-agent: could not retransform " + batch.size()
+                    + " classes for the new rules: " + e);
+        }
+        batch.clear();
     }
 
     long transformationErrors() {

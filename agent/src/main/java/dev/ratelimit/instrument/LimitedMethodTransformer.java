@@ -1,7 +1,6 @@
 package dev.ratelimit.instrument;
 
 import dev.ratelimit.bootstrap.RateLimitBridge;
-import dev.ratelimit.limit.ActiveRule;
 import java.security.ProtectionDomain;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.annotation.AnnotationDescription;
@@ -108,14 +107,10 @@ final class LimitedMethodTransformer implements AgentBuilder.Transformer {
 
     private static boolean usesArguments(RuleBook book, TypeDescription type, MethodDescription method,
             MethodSite.AnnotationValues values) {
-        MethodSite probe = new MethodSite(-1, type.getName(), method.getName(), type.getSimpleName(), true, values);
-        for (ActiveRule rule : book.rulesFor(probe)) {
-            if (rule.usesArguments()) {
-                return true;
-            }
-        }
-        return false;
+        MethodSite probe = new MethodSite(-1, type.getName(), method.getName(), type.getSimpleName(), false, values);
+        return book.needsArguments(probe);
     }
+
 
     /** Any annotation whose simple name is RateLimited: ours, or the application's own. */
     static AnnotationDescription rateLimited(MethodDescription method) {

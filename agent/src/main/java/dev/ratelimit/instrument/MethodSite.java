@@ -9,6 +9,7 @@ final class MethodSite {
     final int id;
     final String className;
     final String methodName;
+    final String simpleClassName;
     /** {@code SimpleClassName#method}: the rule name an annotation without a value refers to. */
     final String defaultRuleName;
     final boolean passesArguments;
@@ -20,9 +21,15 @@ final class MethodSite {
         this.id = id;
         this.className = className;
         this.methodName = methodName;
+        this.simpleClassName = simpleClassName;
         this.defaultRuleName = simpleClassName + '#' + methodName;
         this.passesArguments = passesArguments;
         this.annotation = annotation;
+    }
+
+    /** The same method as if instrumented to pass its arguments. */
+    MethodSite withArguments() {
+        return new MethodSite(id, className, methodName, simpleClassName, true, annotation);
     }
 
     @Override

@@ -32,15 +32,26 @@ final class RuleBook {
     private final Map<String, ActiveRule> inline = new ConcurrentHashMap<>();
     private final Set<String> warned = ConcurrentHashMap.newKeySet();
     private final HttpRules http;
-
     private final LimiterFactory limiters;
+    private final Runnable onNewRule;
 
-    RuleBook(RuleSet ruleSet, LimiterFactory limiters) {
+    /**
+     * Loads the rules of a rule set.
+     *
+     * @param previous the rules in force before a reload, or null: a rule that has not changed
+     *     (same settings, same store) keeps its counters and metrics
+     * @param onNewRule called after an inline rule is created, outside any lock
+     */
+    RuleBook(RuleSet ruleSet, LimiterFactory limiters, RuleBook previous, Runnable onNewRule) {
         this.ruleSet = ruleSet;
         this.limiters = limiters;
+        this.onNewRule = onNewRule;
+        boolean sameStore = previous != null && previous.limiters == limiters;
         List<ActiveRule> httpRules = new ArrayList<>();
         for (RuleConfig config : ruleSet.rules()) {
-            ActiveRule rule = new ActiveRule(config, limiters.create(config));
+            ActiveRule kept = sameStore ? previous.byName.get(config.name()) : null;
+            ActiveRule rule = kept != null && kept.config().equals(config)
+                    ? kept : new ActiveRule(config, limiters.create(config));
             byName.put(config.name(), rule);
             if (config.methodPattern() != null) {
                 methodRules.add(rule);
@@ -49,7 +60,53 @@ final class RuleBook {
                 httpRules.add(rule);
             }
         }
+        if (sameStore) {
+            previous.inline.forEach((name, rule) -> {
+                if (!byName.containsKey(name)) {
+                    inline.put(name, rule);
+                }
+            });
+        }
         this.http = new HttpRules(ruleSet, httpRules, this::rule);
+    }
+
+    /** {@code 3 rules: api-per-ip (http /api/**), send (method a.B#send), report (named)}, for logs. */
+    String describe() {
+        StringBuilder text = new StringBuilder().append(byName.size()).append(" rules");
+        String separator = ": ";
+        for (ActiveRule rule : byName.values()) {
+            RuleConfig config = rule.config();
+            text.append(separator).append(rule.name()).append(" (")
+                    .append(config.httpMatch() != null ? config.httpMatch().toString()
+                            : config.methodPattern() != null ? "method " + config.methodPattern() : "named")
+                    .append(')');
+            separator = ", ";
+        }
+        return text.toString();
+    }
+
+    LimiterFactory limiters() {
+        return limiters;
+    }
+
+    /** The names of every rule of the file and every inline rule created so far. */
+    List<String> names() {
+        List<String> names = new ArrayList<>(byName.keySet());
+        names.addAll(inline.keySet());
+        return names;
+    }
+
+    /** Whether a rule now bound to this method keys on arguments its advice does not pass. */
+    boolean needsArguments(MethodSite site) {
+        if (site.passesArguments) {
+            return false;
+        }
+        for (ActiveRule rule : rulesFor(site.withArguments())) {
+            if (rule.usesArguments()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The HTTP side of these rules. */
@@ -113,12 +170,8 @@ final class RuleBook {
                 rules.add(rule);
             }
         }
-        for (ActiveRule rule : rules) {
-            if (rule.usesArguments() && !site.passesArguments) {
-                warnOnce(site + "/" + rule.name(), "rule '" + rule.name() + "' keys on arguments, but " + site
-                        + " was instrumented before it did; it is not limited by that rule until the class is reloaded");
-            }
-        }
+        // a rule keyed on arguments cannot apply to a method instrumented without them; the
+        // reload that brought the rule retransforms the method's class
         rules.removeIf(rule -> rule.usesArguments() && !site.passesArguments);
         return rules.toArray(new ActiveRule[0]);
     }
@@ -137,7 +190,14 @@ final class RuleBook {
         if (rule != null) {
             return rule;
         }
-        return inline.computeIfAbsent(site.defaultRuleName, name -> inlineRule(name, site));
+        rule = inline.get(site.defaultRuleName);
+        if (rule == null) {
+            rule = inline.computeIfAbsent(site.defaultRuleName, name -> inlineRule(name, site));
+            if (rule != null) {
+                onNewRule.run();
+            }
+        }
+        return rule;
     }
 
     private ActiveRule inlineRule(String name, MethodSite site) {

@@ -1,0 +1,96 @@
+package dev.ratelimit.cli;
+
+import dev.ratelimit.instrument.AgentInstaller;
+import java.io.File;
+import java.io.PrintStream;
+import java.lang.reflect.InvocationTargetException;
+import java.nio.file.Path;
+import java.util.Properties;
+import net.bytebuddy.agent.ByteBuddyAgent;
+
+/**
+ * {@code attach PID [FILE]}: loads the agent into a running JVM through the attach API (located by
+ * byte-buddy-agent). The agent retransforms the classes already loaded and leaves a one-line
+ * report in a system property of the target, which this command prints.
+ */
+final class AttachCommand {
+    private static final int MINIMUM_JAVA = 11;
+
+    private AttachCommand() {
+    }
+
+    static int run(String pid, String file, File agentJar, PrintStream out, PrintStream err) {
+        if (!pid.matches("[0-9]{1,10}")) {
+            err.println("attach: '" + pid + "' is not a process id");
+            return 2;
+        }
+        String options = "";
+        if (file != null) {
+            // the target resolves paths against its own working directory, and reads the rule
+            // file with its own environment: it validates the file and reports what it found
+            options = "config=" + Path.of(file).toAbsolutePath();
+        }
+        Class<?> virtualMachine;
+        try {
+            virtualMachine = ByteBuddyAgent.AttachmentProvider.DEFAULT.attempt().getVirtualMachineType();
+        } catch (RuntimeException e) {
+            err.println("attach: this Java has no attach API (run the command with a JDK, not a JRE): " + e.getMessage());
+            return 1;
+        }
+        Object vm;
+        try {
+            vm = virtualMachine.getMethod("attach", String.class).invoke(null, pid);
+        } catch (InvocationTargetException e) {
+            err.println("attach: cannot attach to process " + pid + ": " + e.getCause().getMessage()
+                    + " (it must be a running JVM of the same user as this command, or run this as root)");
+            return 1;
+        } catch (ReflectiveOperationException e) {
+            err.println("attach: the attach API is unusable: " + e);
+            return 1;
+        }
+        try {
+            Properties properties = (Properties) virtualMachine.getMethod("getSystemProperties").invoke(vm);
+            String version = properties.getProperty("java.specification.version", "unknown");
+            if (feature(version) < MINIMUM_JAVA) {
+                err.println("attach: process " + pid + " runs Java " + version + "; the agent needs Java "
+                        + MINIMUM_JAVA + " or later");
+                return 1;
+            }
+            long started = System.nanoTime();
+            virtualMachine.getMethod("loadAgent", String.class, String.class)
+                    .invoke(vm, agentJar.getAbsolutePath(), options);
+            long millis = (System.nanoTime() - started) / 1_000_000;
+            String report = ((Properties) virtualMachine.getMethod("getSystemProperties").invoke(vm))
+                    .getProperty(AgentInstaller.ATTACH_REPORT_PROPERTY, "the agent left no report");
+            if (report.startsWith("not attached")) {
+                err.println("attach: process " + pid + " (Java " + version + "): " + report);
+                return 1;
+            }
+            out.println("attached to process " + pid + " (Java " + version + ") in " + millis + " ms: " + report);
+            return 0;
+        } catch (InvocationTargetException e) {
+            err.println("attach: loading the agent into process " + pid + " failed: " + e.getCause());
+            return 1;
+        } catch (ReflectiveOperationException e) {
+            err.println("attach: the attach API is unusable: " + e);
+            return 1;
+        } finally {
+            try {
+                virtualMachine.getMethod("detach").invoke(vm);
+            } catch (ReflectiveOperationException ignored) {
+                // the process may be gone; nothing to release
+            }
+        }
+    }
+
+    /** 11 for "11", 8 for "1.8". */
+    private static int feature(String specificationVersion) {
+        String[] parts = specificationVersion.split("\\.");
+        try {
+            int first = Integer.parseInt(parts[0]);
+            return first == 1 && parts.length > 1 ? Integer.parseInt(parts[1]) : first;
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,153 @@
+package dev.ratelimit.config;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * Watches a rule file, and the token files it names, for changes, and hands each new version to
+ * a listener: a valid one as a {@link RuleSet}, an invalid one as its errors, once.
+ *
+ * <p>It polls the content, not file-system events: a digest of the file's bytes and of every
+ * {@code ${file:...}} token file, a few times a second. That sees every way a file is replaced:
+ * in-place writes, editors that write a temporary file and rename it, deletion followed by
+ * re-creation, and Kubernetes ConfigMap volumes, which swap a {@code ..data} symlink (the path
+ * is re-resolved on every read). A change is acted on once the content has stayed the same for
+ * one more poll, so a file caught half-written is not reported as an error.
+ */
+public final class RuleFileWatcher {
+    /** What a watcher reports. Called on the watcher's thread, one call at a time. */
+    public interface Listener {
+        void loaded(RuleSet rules);
+
+        void rejected(List<ConfigError> errors);
+
+        /** The file is gone (or unreadable); the previous rules stay in force. */
+        void missing();
+    }
+
+    private static final long POLL_MILLIS = 250;
+
+    private final Path file;
+    private final Function<String, String> env;
+    private final Listener listener;
+    private volatile List<Path> tokenFiles;
+    private byte[] applied;
+    private byte[] pending;
+    private boolean reportedMissing;
+    private volatile boolean stopped;
+
+    /**
+     * @param current the rules now in force, loaded from {@code file}: their content is the baseline
+     */
+    public RuleFileWatcher(Path file, Function<String, String> env, RuleSet current, Listener listener) {
+        this.file = file;
+        this.env = env;
+        this.listener = listener;
+        this.tokenFiles = tokenFiles(current);
+        this.applied = fingerprint();
+    }
+
+    /** Starts watching on a daemon thread. */
+    public RuleFileWatcher start() {
+        Thread thread = new Thread(this::run, "rate-limit-agent-config-watcher");
+        thread.setDaemon(true);
+        thread.start();
+        return this;
+    }
+
+    public void stop() {
+        stopped = true;
+    }
+
+    private void run() {
+        while (!stopped) {
+            try {
+                Thread.sleep(POLL_MILLIS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            poll();
+        }
+    }
+
+    /** One look at the files; public for tests that drive the watcher without its thread. */
+    void poll() {
+        byte[] now = fingerprint();
+        if (now == null) {
+            if (!reportedMissing) {
+                reportedMissing = true;
+                listener.missing();
+            }
+            pending = null;
+            return;
+        }
+        reportedMissing = false;
+        if (Arrays.equals(now, applied)) {
+            pending = null;
+            return;
+        }
+        if (!Arrays.equals(now, pending)) {
+            pending = now;
+            return;
+        }
+        applied = now;
+        pending = null;
+        try {
+            RuleSet rules = ConfigLoader.load(file, env);
+            tokenFiles = tokenFiles(rules);
+            applied = fingerprint();
+            listener.loaded(rules);
+        } catch (ConfigException e) {
+            listener.rejected(e.errors());
+        }
+    }
+
+    private List<Path> tokenFiles(RuleSet rules) {
+        List<Path> paths = new ArrayList<>();
+        Path parent = file.toAbsolutePath().getParent();
+        for (TokenSource token : rules.exempt().tokens()) {
+            if (token.kind() == TokenSource.Kind.FILE) {
+                paths.add(parent == null ? Path.of(token.reference()) : parent.resolve(token.reference()));
+            }
+        }
+        return paths;
+    }
+
+    /** A digest of the rule file and its token files; null when the rule file cannot be read. */
+    private byte[] fingerprint() {
+        MessageDigest digest;
+        try {
+            digest = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required by the Java platform", e);
+        }
+        try {
+            long size = Files.size(file);
+            if (size > ConfigLoader.MAX_FILE_SIZE) {
+                // too large to be loaded anyway: tell versions apart without reading them whole
+                digest.update((size + "@" + Files.getLastModifiedTime(file)).getBytes(StandardCharsets.UTF_8));
+            } else {
+                digest.update(Files.readAllBytes(file));
+            }
+        } catch (IOException | SecurityException e) {
+            return null;
+        }
+        for (Path token : tokenFiles) {
+            digest.update(token.toString().getBytes(StandardCharsets.UTF_8));
+            try {
+                digest.update(Files.readAllBytes(token));
+            } catch (IOException | SecurityException e) {
+                digest.update((byte) 0);
+            }
+        }
+        return digest.digest();
+    }
+}

@@ -1,0 +1,112 @@
+package dev.ratelimit.instrument;
+
+import dev.ratelimit.Version;
+import dev.ratelimit.bootstrap.RateLimitBridge;
+import dev.ratelimit.config.ConfigError;
+import dev.ratelimit.config.RuleFileWatcher;
+import dev.ratelimit.config.RuleSet;
+import dev.ratelimit.jmx.AgentMBean;
+import java.lang.System.Logger.Level;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * Hot reload: watches the rule file and puts each valid version in force without a restart; an
+ * invalid version is reported once and the previous rules stay in force. Also the agent's MBean,
+ * since the last reload is most of what it reports.
+ */
+final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
+    private static final System.Logger LOG = System.getLogger("dev.ratelimit");
+
+    private final AgentInstaller agent;
+    private final Path configPath;
+    private volatile String lastReloadTime = Instant.now().toString();
+    private volatile String lastReloadOutcome;
+
+    RuleReloader(AgentInstaller agent, Path configPath) {
+        this.agent = agent;
+        this.configPath = configPath;
+    }
+
+    /** Starts watching, with the rules now in force as the baseline. */
+    void watch(RuleSet current) {
+        lastReloadOutcome = "started with " + current.rules().size() + " rules";
+        new RuleFileWatcher(configPath, System::getenv, current, this).start();
+    }
+
+    @Override
+    public void loaded(RuleSet rules) {
+        long started = System.nanoTime();
+        try {
+            agent.apply(rules);
+        } catch (RuntimeException e) {
+            RateLimitBridge.agentError("applying reloaded rules", e);
+            record("reload failed inside the agent (" + e + "); the previous rules stay in force");
+            return;
+        }
+        record("loaded " + rules.rules().size() + " rules");
+        LOG.log(Level.INFO, "rate-limit-agent: reloaded " + configPath + " in "
+                + (System.nanoTime() - started) / 1_000_000 + " ms: " + agent.rules().describe());
+    }
+
+    @Override
+    public void rejected(List<ConfigError> errors) {
+        record("invalid (" + errors.size() + " errors); the previous rules stay in force");
+        LOG.log(Level.ERROR, "rate-limit-agent: the edited rule file is invalid; the previous rules stay in force:\n"
+                + errors.stream().map(ConfigError::format).collect(Collectors.joining("\n")));
+    }
+
+    @Override
+    public void missing() {
+        record("the rule file is missing or unreadable; the previous rules stay in force");
+        LOG.log(Level.WARNING, "rate-limit-agent: " + configPath
+                + " is missing or unreadable; the previous rules stay in force until it is back");
+    }
+
+    private void record(String outcome) {
+        lastReloadTime = Instant.now().toString();
+        lastReloadOutcome = outcome;
+    }
+
+    @Override
+    public String getVersion() {
+        return Version.VERSION;
+    }
+
+    @Override
+    public String getConfigPath() {
+        return configPath.toAbsolutePath().toString();
+    }
+
+    @Override
+    public String getLastReloadTime() {
+        return lastReloadTime;
+    }
+
+    @Override
+    public String getLastReloadOutcome() {
+        return lastReloadOutcome;
+    }
+
+    @Override
+    public long getAgentErrors() {
+        return RateLimitBridge.agentErrors();
+    }
+
+    @Override
+    public long getTransformationErrors() {
+        return agent.transformationErrors();
+    }
+
+    @Override
+    public long getInstrumentedClasses() {
+        return agent.transformedClasses();
+    }
+
+    @Override
+    public String[] getRules() {
+        return agent.rules().names().toArray(new String[0]);
+    }
+}

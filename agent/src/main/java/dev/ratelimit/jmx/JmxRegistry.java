@@ -1,0 +1,134 @@
+package dev.ratelimit.jmx;
+
+import dev.ratelimit.limit.ActiveRule;
+import java.lang.System.Logger.Level;
+import java.lang.management.ManagementFactory;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.function.Function;
+import javax.management.JMException;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+import javax.management.StandardMBean;
+
+/**
+ * Registers the agent's MBeans on the platform MBean server: one per rule, and one for the agent.
+ * A rule's MBean reads whichever rule of that name is in force, so a reload re-registers only the
+ * rules it adds or removes. Failing to register (a security manager, a clash) is logged and
+ * otherwise ignored: metrics never stop the agent.
+ */
+public final class JmxRegistry {
+    private static final System.Logger LOG = System.getLogger("dev.ratelimit");
+
+    private final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+    private final Function<String, ActiveRule> rules;
+    private final Set<String> registered = new HashSet<>();
+
+    /** @param rules finds the rule of a name now in force, or null */
+    public JmxRegistry(Function<String, ActiveRule> rules) {
+        this.rules = rules;
+    }
+
+    /** Registers the agent's own MBean. */
+    public void registerAgent(AgentMBean agent) {
+        register(agentName(), new StandardMBean(agent, AgentMBean.class, false));
+    }
+
+    /** Makes the registered rule MBeans match {@code names}. */
+    public synchronized void sync(Collection<String> names) {
+        for (String name : names) {
+            if (registered.add(name)) {
+                register(ruleName(name), new StandardMBean(new RuleView(name), RuleMBean.class, false));
+            }
+        }
+        for (String name : new HashSet<>(registered)) {
+            if (!names.contains(name)) {
+                registered.remove(name);
+                try {
+                    server.unregisterMBean(ruleName(name));
+                } catch (JMException e) {
+                    LOG.log(Level.DEBUG, () -> "rate-limit-agent: could not unregister the MBean of rule " + name);
+                }
+            }
+        }
+    }
+
+    private void register(ObjectName name, StandardMBean bean) {
+        try {
+            if (server.isRegistered(name)) {
+                server.unregisterMBean(name);
+            }
+            server.registerMBean(bean, name);
+        } catch (JMException | SecurityException e) {
+            LOG.log(Level.WARNING, "rate-limit-agent: could not register MBean " + name + ": " + e);
+        }
+    }
+
+    static ObjectName agentName() {
+        return name("dev.ratelimit:type=Agent");
+    }
+
+    /** {@code dev.ratelimit:type=Rule,name=RULE}, the name quoted only where JMX requires it. */
+    public static ObjectName ruleName(String rule) {
+        boolean plain = rule.chars().noneMatch(c -> ",=:\"*?\n".indexOf(c) >= 0);
+        return name("dev.ratelimit:type=Rule,name=" + (plain ? rule : ObjectName.quote(rule)));
+    }
+
+    private static ObjectName name(String text) {
+        try {
+            return new ObjectName(text);
+        } catch (JMException e) {
+            throw new IllegalArgumentException(text, e);
+        }
+    }
+
+    /** The metrics of the rule of one name in force now; zero once it is gone. */
+    private final class RuleView implements RuleMBean {
+        private final String name;
+
+        RuleView(String name) {
+            this.name = name;
+        }
+
+        private ActiveRule rule() {
+            return rules.apply(name);
+        }
+
+        @Override
+        public long getAllowed() {
+            ActiveRule rule = rule();
+            return rule == null ? 0 : rule.metrics().allowed();
+        }
+
+        @Override
+        public long getRejected() {
+            ActiveRule rule = rule();
+            return rule == null ? 0 : rule.metrics().rejected();
+        }
+
+        @Override
+        public long getExempted() {
+            ActiveRule rule = rule();
+            return rule == null ? 0 : rule.metrics().exempted();
+        }
+
+        @Override
+        public long getForgedTokens() {
+            ActiveRule rule = rule();
+            return rule == null ? 0 : rule.metrics().forgedTokens();
+        }
+
+        @Override
+        public long getStoreErrors() {
+            ActiveRule rule = rule();
+            return rule == null ? 0 : rule.metrics().storeErrors();
+        }
+
+        @Override
+        public long getTrackedKeys() {
+            ActiveRule rule = rule();
+            return rule == null ? 0 : rule.trackedKeys();
+        }
+    }
+}
