@@ -174,10 +174,12 @@ final class RuleFileReader {
             onError = value == null ? onError : value;
         }
         RedisConfig redis = store.has("redis") ? readRedis(store.get("redis")) : null;
-        if (type == StoreConfig.Type.REDIS) {
+        if (type == StoreConfig.Type.REDIS && redis == null) {
             if (!store.has("redis")) {
                 errors.add(store.get("type"), "type: redis needs a store.redis section with at least a uri");
             }
+            // the error is recorded (here or in the section), so the file is refused; carry on checking
+            type = StoreConfig.Type.LOCAL;
         }
         return new StoreConfig(type, maxKeys, onError, redis);
     }
