@@ -8,11 +8,10 @@ import dev.ratelimit.config.RuleConfig;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
+import dev.ratelimit.testing.Race;
 import dev.ratelimit.testing.WindowGuard;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -102,30 +101,7 @@ class LimiterConcurrencyTest {
         assertEquals(List.of(), wrong, "rounds where a number other than 5 passed");
     }
 
-    private interface Call {
-        boolean allowed();
-    }
-
-    private static int race(Call call) throws Exception {
-        CountDownLatch ready = new CountDownLatch(THREADS);
-        CountDownLatch go = new CountDownLatch(1);
-        AtomicInteger passed = new AtomicInteger();
-        List<Future<?>> futures = new ArrayList<>(THREADS);
-        for (int t = 0; t < THREADS; t++) {
-            futures.add(pool.submit(() -> {
-                ready.countDown();
-                go.await();
-                if (call.allowed()) {
-                    passed.incrementAndGet();
-                }
-                return null;
-            }));
-        }
-        ready.await();
-        go.countDown();
-        for (Future<?> future : futures) {
-            future.get();
-        }
-        return passed.get();
+    private static int race(Callable<Boolean> call) throws Exception {
+        return Race.passed(pool, THREADS, call);
     }
 }

@@ -9,17 +9,16 @@ import dev.ratelimit.config.ConfigLoader;
 import dev.ratelimit.config.RuleConfig;
 import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.limit.Outcome;
+import dev.ratelimit.testing.Race;
 import dev.ratelimit.testing.RedisServer;
 import dev.ratelimit.testing.WindowGuard;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -202,30 +201,7 @@ class RedisLimiterTest {
         }
     }
 
-    private interface Call {
-        boolean allowed() throws Exception;
-    }
-
-    static int race(Call call) throws Exception {
-        CountDownLatch ready = new CountDownLatch(THREADS);
-        CountDownLatch go = new CountDownLatch(1);
-        AtomicInteger passed = new AtomicInteger();
-        List<Future<?>> futures = new ArrayList<>(THREADS);
-        for (int t = 0; t < THREADS; t++) {
-            futures.add(pool.submit(() -> {
-                ready.countDown();
-                go.await();
-                if (call.allowed()) {
-                    passed.incrementAndGet();
-                }
-                return null;
-            }));
-        }
-        ready.await();
-        go.countDown();
-        for (Future<?> future : futures) {
-            future.get();
-        }
-        return passed.get();
+    static int race(Callable<Boolean> call) throws Exception {
+        return Race.passed(pool, THREADS, call);
     }
 }

@@ -1,0 +1,38 @@
+package dev.ratelimit.testing;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+
+/** Releases many calls at once behind a latch, the way a burst of traffic arrives. */
+public final class Race {
+    private Race() {
+    }
+
+    /**
+     * Starts {@code threads} calls on {@code pool} (which needs that many threads), lets them all go
+     * at the same instant, and returns how many answered {@code true}.
+     */
+    public static int passed(ExecutorService pool, int threads, Callable<Boolean> call) throws Exception {
+        CountDownLatch ready = new CountDownLatch(threads);
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<Boolean>> futures = new ArrayList<>(threads);
+        for (int t = 0; t < threads; t++) {
+            futures.add(pool.submit(() -> {
+                ready.countDown();
+                go.await();
+                return call.call();
+            }));
+        }
+        ready.await();
+        go.countDown();
+        int passed = 0;
+        for (Future<Boolean> future : futures) {
+            passed += future.get() ? 1 : 0;
+        }
+        return passed;
+    }
+}
