@@ -59,6 +59,7 @@ public final class AgentInstaller {
 
     private static final System.Logger LOG = System.getLogger("dev.ratelimit");
     private static final int RETRANSFORM_BATCH = 100;
+    private static final long IDLE_RULE_REPORT_DELAY_MILLIS = 60_000;
 
     private final Instrumentation instrumentation;
     private final MethodSites sites;
@@ -109,6 +110,29 @@ public final class AgentInstaller {
                         + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms" : "");
         LOG.log(Level.INFO, summary);
         System.setProperty(ATTACH_REPORT_PROPERTY, summary);
+        agent.reportIdleRules(attached ? 0 : IDLE_RULE_REPORT_DELAY_MILLIS);
+    }
+
+    /**
+     * Logs the method rules that matched no method: at once after an attach (every class is
+     * loaded), a while after start-up otherwise (classes load lazily).
+     */
+    private void reportIdleRules(long delayMillis) {
+        Thread report = new Thread(() -> {
+            try {
+                Thread.sleep(delayMillis);
+            } catch (InterruptedException e) {
+                return;
+            }
+            List<String> idle = rules.idleMethodRules(sites.sites());
+            if (!idle.isEmpty()) {
+                LOG.log(Level.WARNING, "rate-limit-agent: these method rules have matched no method"
+                        + (delayMillis > 0 ? " in the first " + delayMillis / 1000 + " s" : "")
+                        + ": " + String.join(", ", idle) + " (check the class and method names)");
+            }
+        }, "rate-limit-agent-idle-rules");
+        report.setDaemon(true);
+        report.start();
     }
 
     private static RuleSet load(AgentOptions options, Path configPath, boolean attached) {

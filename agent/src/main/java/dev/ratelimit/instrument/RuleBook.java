@@ -217,6 +217,17 @@ final class RuleBook {
         }
     }
 
+    /** The method rules of the file that no instrumented method matches. */
+    List<String> idleMethodRules(Collection<MethodSite> sites) {
+        List<String> idle = new ArrayList<>();
+        for (ActiveRule rule : methodRules) {
+            if (sites.stream().noneMatch(site -> matches(rule, site.className, site.methodName))) {
+                idle.add(rule.name() + " (" + rule.config().methodPattern() + ")");
+            }
+        }
+        return idle;
+    }
+
     private void warnOnce(String what, String message) {
         if (warned.add(what)) {
             LOG.log(Level.WARNING, "rate-limit-agent: " + message);
