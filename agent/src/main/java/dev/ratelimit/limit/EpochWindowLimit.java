@@ -21,8 +21,13 @@ abstract class EpochWindowLimit implements LimitAlgorithm {
     }
 
     @Override
-    public final Object newState() {
-        return new AtomicReference<>(new WindowCounter(Long.MIN_VALUE, 0));
+    public final Object newState(boolean exhausted) {
+        if (!exhausted) {
+            return new AtomicReference<>(new WindowCounter(Long.MIN_VALUE, 0));
+        }
+        WindowCounter full = new WindowCounter(CoarseClock.millis() / windowMillis, 0);
+        full.set(limit);
+        return new AtomicReference<>(full);
     }
 
     @Override

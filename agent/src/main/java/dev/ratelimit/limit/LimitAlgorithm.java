@@ -4,13 +4,18 @@ package dev.ratelimit.limit;
  * One {@code {limit, window}} pair of a rule, counted by one algorithm.
  *
  * <p>Implementations are immutable and shared by every key of a rule; the per-key state they
- * create with {@link #newState()} is the only mutable part, updated with one atomic operation per
+ * create with {@link #newState(boolean)} is the only mutable part, updated with one atomic operation per
  * call whose own result decides the call (increment-first).
  */
 interface LimitAlgorithm {
 
-    /** Fresh state for a key seen for the first time. */
-    Object newState();
+    /**
+     * Fresh state for a key seen for the first time.
+     *
+     * @param exhausted whether the key is known to be over this limit until its window ends (its
+     *     previous state was evicted while it was being rejected): the state starts used up
+     */
+    Object newState(boolean exhausted);
 
     /**
      * Counts one call against {@code state} and decides it.

@@ -41,8 +41,8 @@ public final class LocalLimiter implements Limiter {
             retention = Math.max(retention, limits[i].retentionMillis());
         }
         KeyStore store = rule.key().isGlobal()
-                ? KeyStore.single(() -> newState(limits))
-                : KeyStore.local(maxKeys, retention, () -> newState(limits));
+                ? KeyStore.single(newState(limits, false))
+                : KeyStore.local(maxKeys, retention, exhausted -> newState(limits, exhausted));
         return new LocalLimiter(limits, store);
     }
 
@@ -55,10 +55,10 @@ public final class LocalLimiter implements Limiter {
         }
     }
 
-    private static Object[] newState(LimitAlgorithm[] limits) {
+    private static Object[] newState(LimitAlgorithm[] limits, boolean exhausted) {
         Object[] state = new Object[limits.length];
         for (int i = 0; i < limits.length; i++) {
-            state[i] = limits[i].newState();
+            state[i] = limits[i].newState(exhausted);
         }
         return state;
     }
@@ -75,6 +75,9 @@ public final class LocalLimiter implements Limiter {
         long outcome = limits[0].acquire(state[0]);
         for (int i = 1; i < limits.length; i++) {
             outcome = Outcome.combine(outcome, limits[i].acquire(state[i]));
+        }
+        if (!Outcome.isAllowed(outcome)) {
+            store.penalize(key, CoarseClock.millis() + Outcome.retryMillis(outcome));
         }
         return outcome;
     }

@@ -19,8 +19,9 @@ final class TokenBucketLimit implements LimitAlgorithm {
     }
 
     @Override
-    public Object newState() {
-        return new AtomicLong(Long.MIN_VALUE);
+    public Object newState(boolean exhausted) {
+        // an empty bucket: the next token arrives one interval from now
+        return new AtomicLong(exhausted ? CoarseClock.nanos() + windowNanos : Long.MIN_VALUE);
     }
 
     @Override

@@ -1,0 +1,46 @@
+package dev.ratelimit.limit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ratelimit.config.Algorithm;
+import dev.ratelimit.testing.WindowGuard;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Key churn: an attacker who can make up keys (user ids, tenant headers, rotated addresses behind
+ * a trusted proxy) floods a rule's store. Memory stays bounded by max-keys, and a client already
+ * over its limit is not handed a fresh budget by the flood evicting its counter: the store's
+ * admission policy (Caffeine's W-TinyLFU) keeps a key that has been used often over a flood of keys
+ * used once, so the flood's own keys are what gets evicted.
+ */
+class KeyChurnTest {
+    private static final int MAX_KEYS = 100_000;
+    private static final int FLOOD = 1_000_000;
+
+    @BeforeEach
+    void startWellInsideAWindow() {
+        WindowGuard.awayFromBoundary(3_600_000, 30_000);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aFloodOfNewKeysNeitherGrowsTheStoreNorResetsALimitedClient(Algorithm algorithm) throws Exception {
+        LocalLimiter limiter = LocalLimiter.create(LimiterConcurrencyTest.rule(algorithm, "arg0",
+                "    limit: 5\n    window: 1h"), MAX_KEYS);
+        int allowed = 0;
+        for (int i = 0; i < 20; i++) {
+            allowed += Outcome.isAllowed(limiter.acquire("attacker")) ? 1 : 0;
+        }
+        assertEquals(5, allowed);
+        for (int i = 0; i < FLOOD; i++) {
+            limiter.acquire("flood-" + i);
+        }
+        assertFalse(Outcome.isAllowed(limiter.acquire("attacker")), "the flood handed the attacker a fresh budget");
+        long tracked = limiter.trackedKeys();
+        assertTrue(tracked <= MAX_KEYS, "tracked " + tracked + " keys, max-keys is " + MAX_KEYS);
+    }
+}
