@@ -131,6 +131,11 @@ public final class ConfigLoader {
         } catch (RuntimeException e) {
             // The parser is not ours; whatever it throws, the user gets a message and no stack trace.
             throw failure(fileName, "invalid YAML (" + e.getClass().getSimpleName() + ")");
+        } catch (StackOverflowError e) {
+            // The parser recurses once per level of nesting and has no depth limit of its own: a file
+            // of a few thousand nested [ or { (or indented keys) must be refused, not escape as an
+            // Error that start-up took for "run without limits" and that killed the reload watcher.
+            throw failure(fileName, "the rule file nests lists or mappings too deeply to be a rule file");
         }
         if (root.isEmpty()) {
             throw failure(fileName, "the rule file is empty; it needs at least 'version: 1'");

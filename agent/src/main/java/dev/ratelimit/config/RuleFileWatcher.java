@@ -107,6 +107,10 @@ public final class RuleFileWatcher {
             listener.loaded(rules);
         } catch (ConfigException e) {
             listener.rejected(e.errors());
+        } catch (RuntimeException | StackOverflowError e) {
+            // a bug of ours in the reader must not end the watching: report the version as rejected
+            listener.rejected(List.of(new ConfigError(file.toString(), 0, 0,
+                    "the rule file could not be read (" + e.getClass().getSimpleName() + ")")));
         }
     }
 

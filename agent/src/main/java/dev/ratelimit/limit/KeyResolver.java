@@ -14,11 +14,13 @@ import java.util.List;
  * current request) is the key {@code -}. Several parts are joined with their lengths, so no
  * choice of values can make two different tuples the same key. Keys longer than
  * {@value #MAX_KEY_LENGTH} characters are replaced by their SHA-256, so a huge argument cannot
- * make the store hold a huge string, and distinct values stay distinct.
+ * make the store hold a huge string, and distinct values stay distinct. Keys that already start
+ * with {@value #HASHED} are hashed too, so no short key can pose as the hash of a long one.
  */
 public final class KeyResolver {
     static final String MISSING = "-";
     static final int MAX_KEY_LENGTH = 256;
+    static final String HASHED = "sha256:";
 
     private final Part[] parts;
     private final boolean usesArguments;
@@ -98,12 +100,12 @@ public final class KeyResolver {
     }
 
     private static String bounded(String key) {
-        if (key.length() <= MAX_KEY_LENGTH) {
+        if (key.length() <= MAX_KEY_LENGTH && !key.startsWith(HASHED)) {
             return key;
         }
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
-            StringBuilder hex = new StringBuilder("sha256:");
+            StringBuilder hex = new StringBuilder(HASHED);
             for (byte b : digest) {
                 hex.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
             }

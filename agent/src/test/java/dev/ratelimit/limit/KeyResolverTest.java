@@ -85,6 +85,13 @@ class KeyResolverTest {
     }
 
     @Test
+    void aShortKeyCannotPoseAsTheHashOfALongOne() {
+        String longKey = "victim-".repeat(100);
+        String hashed = key("arg0", longKey);
+        assertNotEquals(hashed, key("arg0", hashed), "a key spelled like a hash is hashed again");
+    }
+
+    @Test
     void aMissingPropertyIsAnErrorTheBridgeCountsNotASilentKey() {
         assertThrows(IllegalStateException.class, () -> key("arg0.nope", new User()));
     }

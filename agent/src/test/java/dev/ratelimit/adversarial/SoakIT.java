@@ -1,0 +1,176 @@
+package dev.ratelimit.adversarial;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.ratelimit.it.WebApp;
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Load: {@code wrk -t2 -c64 -d60s} against /api/domains of the Spring Boot test-app under the
+ * agent, one client far over its limit of 500 a second. Only 200 and 429 may come back, the heap
+ * after a full GC may not trend upward, and the number of threads may not grow.
+ *
+ * <p>Runs only with the {@code soak} profile ({@code mvn -B verify -Psoak}, as CI does).
+ * Needs {@code wrk} on the PATH: skipped locally without it, a failure under CI (variable {@code CI} set).
+ */
+class SoakIT {
+    private static final int SECONDS = Integer.getInteger("ratelimit.soak.seconds", 60);
+    private static final Pattern HEAP_USED = Pattern.compile("(?m)^\\s*\\S.*heap\\s+total\\s+(\\d+)K,\\s+used\\s+(\\d+)K");
+    private static final Pattern STATUS = Pattern.compile("(?m)^STATUS (\\d+) (\\d+)$");
+    private static final Pattern ERRORS = Pattern.compile(
+            "ERRORS connect=(\\d+) read=(\\d+) write=(\\d+) status=(\\d+) timeout=(\\d+)");
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void sixtySecondsOfWrkGiveOnly200And429WithFlatHeapAndThreads() throws Exception {
+        Path wrk = onPath("wrk");
+        if (wrk == null) {
+            if (System.getenv("CI") != null) {
+                fail("wrk is not installed; the soak test needs it under CI (apt-get install -y wrk)");
+            }
+            Assumptions.abort("wrk is not installed (apt-get install -y wrk): soak test skipped");
+        }
+        Path jdk = Path.of(System.getProperty("java.home"));
+        Path jcmd = jdk.resolve("bin/jcmd");
+        Path rules = copy("soak-rules.yaml");
+        Path script = copy("soak-statuses.lua");
+
+        try (WebApp app = WebApp.start(WebApp.Container.SPRING_BOOT, jdk, rules, Map.of(), List.of())) {
+            // a few requests so the first sample is not of a cold application
+            for (int i = 0; i < 20; i++) {
+                app.get("/api/domains/shop.example.com");
+            }
+            String url = app.base() + "/api/domains/shop.example.com";
+            Path wrkOut = dir.resolve("wrk.txt");
+            Process load = new ProcessBuilder(wrk.toString(), "-t2", "-c64", "-d" + SECONDS + "s", "--latency",
+                    "-s", script.toString(), url)
+                    .redirectErrorStream(true).redirectOutput(wrkOut.toFile()).start();
+            long start = System.nanoTime();
+            List<long[]> samples = new ArrayList<>(); // {second, heapUsedKb, threads}
+            try {
+                for (int second = 10; second <= SECONDS; second += 10) {
+                    long wait = start + TimeUnit.SECONDS.toNanos(second) - System.nanoTime();
+                    if (wait > 0) {
+                        TimeUnit.NANOSECONDS.sleep(wait);
+                    }
+                    if (second == SECONDS) {
+                        break; // the last sample is taken as the load ends, below
+                    }
+                    samples.add(sample(jcmd, app.pid(), second));
+                }
+                assertTrue(load.waitFor(SECONDS + 60, TimeUnit.SECONDS), "wrk did not finish");
+                samples.add(sample(jcmd, app.pid(), SECONDS));
+            } finally {
+                load.destroyForcibly();
+            }
+            String wrkText = Files.readString(wrkOut, StandardCharsets.UTF_8);
+            System.out.println(wrkText);
+            assertEquals(0, load.exitValue(), wrkText);
+
+            Map<Integer, Long> statuses = new TreeMap<>();
+            Matcher m = STATUS.matcher(wrkText);
+            while (m.find()) {
+                statuses.put(Integer.parseInt(m.group(1)), Long.parseLong(m.group(2)));
+            }
+            System.out.println("soak: statuses " + statuses);
+            System.out.println("soak: samples (second, heap used after GC KB, threads)");
+            samples.forEach(s -> System.out.printf("soak:   %3d s  %8d KB  %4d threads%n", s[0], s[1], s[2]));
+
+            assertFalse(statuses.isEmpty(), wrkText);
+            assertTrue(statuses.keySet().stream().allMatch(s -> s == 200 || s == 429), "only 200 and 429: " + statuses);
+            assertTrue(statuses.getOrDefault(200, 0L) > 0 && statuses.getOrDefault(429, 0L) > 0,
+                    "the limit must be hit and reset: " + statuses);
+            Matcher e = ERRORS.matcher(wrkText);
+            assertTrue(e.find(), wrkText);
+            assertEquals(0, Long.parseLong(e.group(1)) + Long.parseLong(e.group(2)) + Long.parseLong(e.group(3)),
+                    "connect/read/write errors: " + e.group());
+
+            long firstHeap = samples.get(0)[1];
+            long lastHeap = samples.get(samples.size() - 1)[1];
+            double slope = slopeKbPerMinute(samples);
+            System.out.printf("soak: heap after GC first %d KB, last %d KB, trend %.0f KB/min%n", firstHeap, lastHeap, slope);
+            assertTrue(lastHeap <= firstHeap * 1.25 + 8 * 1024,
+                    "heap after GC grew from " + firstHeap + " KB to " + lastHeap + " KB");
+            assertTrue(slope < 4 * 1024, "heap after GC trends upward by " + slope + " KB/min");
+
+            long firstThreads = samples.get(0)[2];
+            long lastThreads = samples.get(samples.size() - 1)[2];
+            System.out.printf("soak: threads first %d, last %d%n", firstThreads, lastThreads);
+            assertTrue(lastThreads <= firstThreads + 4, "threads grew from " + firstThreads + " to " + lastThreads);
+
+            String output = app.output();
+            assertFalse(output.contains("internal error while"), output);
+        }
+    }
+
+    private Path copy(String resource) throws IOException {
+        Path target = dir.resolve(resource);
+        try (var in = SoakIT.class.getResourceAsStream("/adversarial/" + resource)) {
+            Files.copy(in, target);
+        }
+        return target;
+    }
+
+    private static long[] sample(Path jcmd, long pid, int second) throws Exception {
+        jcmd(jcmd, pid, "GC.run");
+        String heap = jcmd(jcmd, pid, "GC.heap_info");
+        Matcher m = HEAP_USED.matcher(heap);
+        if (!m.find()) {
+            throw new AssertionError("no heap figure in:\n" + heap);
+        }
+        long threads = jcmd(jcmd, pid, "Thread.print").lines().filter(l -> l.startsWith("\"")).count();
+        return new long[] {second, Long.parseLong(m.group(2)), threads};
+    }
+
+    private static String jcmd(Path jcmd, long pid, String command) throws Exception {
+        Process p = new ProcessBuilder(jcmd.toString(), Long.toString(pid), command).redirectErrorStream(true).start();
+        String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new AssertionError("jcmd " + command + " failed:\n" + text);
+        }
+        return text;
+    }
+
+    /** Least-squares slope of heap-after-GC over time, in KB per minute. */
+    private static double slopeKbPerMinute(List<long[]> samples) {
+        int n = samples.size();
+        double mx = samples.stream().mapToDouble(s -> s[0]).average().orElse(0);
+        double my = samples.stream().mapToDouble(s -> s[1]).average().orElse(0);
+        double num = 0;
+        double den = 0;
+        for (long[] s : samples) {
+            num += (s[0] - mx) * (s[1] - my);
+            den += (s[0] - mx) * (s[0] - mx);
+        }
+        return n < 2 || den == 0 ? 0 : num / den * 60;
+    }
+
+    private static Path onPath(String name) {
+        for (String entry : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+            Path candidate = Path.of(entry, name);
+            if (Files.isExecutable(candidate)) {
+                return candidate;
+            }
+        }
+        return null;
+    }
+}
