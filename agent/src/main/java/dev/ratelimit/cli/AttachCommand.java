@@ -2,8 +2,11 @@ package dev.ratelimit.cli;
 
 import dev.ratelimit.instrument.AgentInstaller;
 import java.io.File;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.reflect.InvocationTargetException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Properties;
 import net.bytebuddy.agent.ByteBuddyAgent;
@@ -37,6 +40,11 @@ final class AttachCommand {
             err.println("attach: this Java has no attach API (run the command with a JDK, not a JRE): " + e.getMessage());
             return 1;
         }
+        String notJvm = notAJvm(pid);
+        if (notJvm != null) {
+            err.println("attach: cannot attach to process " + pid + ": " + notJvm);
+            return 1;
+        }
         Object vm;
         try {
             vm = virtualMachine.getMethod("attach", String.class).invoke(null, pid);
@@ -66,6 +74,10 @@ final class AttachCommand {
                 err.println("attach: process " + pid + " (Java " + version + "): " + report);
                 return 1;
             }
+            if (report.startsWith("already installed")) {
+                out.println("process " + pid + " (Java " + version + "): the agent is " + report);
+                return 0;
+            }
             out.println("attached to process " + pid + " (Java " + version + ") in " + millis + " ms: " + report);
             return 0;
         } catch (InvocationTargetException e) {
@@ -81,6 +93,40 @@ final class AttachCommand {
                 // the process may be gone; nothing to release
             }
         }
+    }
+
+    /**
+     * Why {@code pid} is certainly not a JVM that can be attached to, or null when it may be one.
+     * Before Java 21 the attach API starts the handshake by sending SIGQUIT to any process, which
+     * kills a process that does not handle it (and then waits 10 s): on Linux, refuse a process
+     * that does not catch SIGQUIT ({@code SigCgt} in {@code /proc/PID/status}) unless its attach
+     * socket already exists, as Java 21+ does. Anything unreadable is left to the attach API.
+     */
+    private static String notAJvm(String pid) {
+        Path status = Path.of("/proc", pid, "status");
+        if (!Files.isDirectory(Path.of("/proc", "self"))) {
+            return null; // not Linux: no cheap check
+        }
+        if (!Files.exists(status)) {
+            return "no such process";
+        }
+        if (Files.exists(Path.of("/proc", pid, "root", "tmp", ".java_pid" + pid))
+                || Files.exists(Path.of(System.getProperty("java.io.tmpdir"), ".java_pid" + pid))) {
+            return null; // its attach listener is already running: no signal will be sent
+        }
+        try {
+            for (String line : Files.readAllLines(status, StandardCharsets.ISO_8859_1)) {
+                if (line.startsWith("SigCgt:")) {
+                    long caught = Long.parseUnsignedLong(line.substring("SigCgt:".length()).trim(), 16);
+                    return (caught & (1L << 2)) != 0 ? null // bit 2 is SIGQUIT (3)
+                            : "it is not a Java virtual machine (it does not handle SIGQUIT, which starts the attach"
+                                    + " handshake); nothing was sent to it";
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // unreadable: let the attach API decide
+        }
+        return null;
     }
 
     /** 11 for "11", 8 for "1.8". */

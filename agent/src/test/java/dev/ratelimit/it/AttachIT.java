@@ -1,0 +1,274 @@
+package dev.ratelimit.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ratelimit.it.WebApp.Container;
+import dev.ratelimit.testing.WindowGuard;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import javax.management.MBeanServerConnection;
+import javax.management.ObjectName;
+import javax.management.remote.JMXConnector;
+import javax.management.remote.JMXConnectorFactory;
+import javax.management.remote.JMXServiceURL;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * {@code java -jar rate-limit-agent.jar attach PID FILE} against the Spring Boot {@code test-app}
+ * started without the agent: its endpoints become limited, attaching twice changes nothing, JMX
+ * shows the counts, and attaching to something that is not a JVM fails with exit 1 and a reason.
+ *
+ * <p>On Java 21+ (JEP 451) the target prints, on its stderr, when the agent is loaded:
+ *
+ * <pre>
+ * WARNING: A Java agent has been loaded dynamically (/path/to/rate-limit-agent.jar)
+ * WARNING: If a serviceability tool is in use, please run with -XX:+EnableDynamicAgentLoading to hide this warning
+ * WARNING: If a serviceability tool is not in use, please run with -Djdk.instrument.traceUsage for more information
+ * WARNING: Dynamic loading of agents will be disallowed by default in a future release
+ * </pre>
+ *
+ * and nothing when it was started with {@code -XX:+EnableDynamicAgentLoading}. Both are asserted.
+ * The flag silences the warning only when it comes from the command line (or {@code JDK_JAVA_OPTIONS},
+ * which the launcher adds to the command line): given in {@code JAVA_TOOL_OPTIONS} it is applied
+ * but the JVM prints the warning anyway (HotSpot checks that the flag's origin is the command line).
+ * The attach command always runs on the same JDK as the target.
+ */
+class AttachIT {
+    private static final String TOKEN = "attach-internal-token-0123456789";
+    private static final String RULE = "internal-per-ip";
+    private static final String TURN = "/internal/turns/1";
+    private static final String DYNAMIC_WARNING = "WARNING: A Java agent has been loaded dynamically";
+    private static final Pattern ATTACHED = Pattern.compile(
+            "(?m)^attached to process (\\d+) \\(Java (\\d+)\\) in (\\d+) ms: (.+)$");
+
+    @TempDir
+    Path dir;
+
+    static Stream<Path> jdks() {
+        return Jdks.all();
+    }
+
+    private Path rules() throws IOException {
+        return Files.writeString(dir.resolve("rules.yaml"), "version: 1\n"
+                + "exempt:\n"
+                + "  header: X-Internal-Token\n"
+                + "  tokens:\n"
+                + "    - ${env:RATELIMIT_INTERNAL_TOKEN}\n"
+                + "rules:\n"
+                + "  - name: " + RULE + "\n"
+                + "    match:\n"
+                + "      http:\n"
+                + "        path: /internal/**\n"
+                + "    key: client-ip\n"
+                + "    limit: 5\n"
+                + "    window: 1h\n");
+    }
+
+    @ParameterizedTest(name = "on {0}")
+    @MethodSource("jdks")
+    void attachingLimitsARunningTestAppOnce(Path jdk) throws Exception {
+        WindowGuard.awayFromBoundary(3_600_000, 60_000);
+        Path rules = rules();
+        int jmxPort = freePort();
+        Map<String, String> env = new HashMap<>();
+        env.put("RATELIMIT_INTERNAL_TOKEN", TOKEN);
+        // the JVM's own JMX connector, to read the MBeans the attached agent registers
+        env.put("JAVA_TOOL_OPTIONS", "-Dcom.sun.management.jmxremote.port=" + jmxPort
+                + " -Dcom.sun.management.jmxremote.authenticate=false -Dcom.sun.management.jmxremote.ssl=false"
+                + " -Dcom.sun.management.jmxremote.host=127.0.0.1 -Djava.rmi.server.hostname=127.0.0.1");
+        int feature = feature(jdk);
+        try (WebApp app = WebApp.startWithoutAgent(Container.SPRING_BOOT, jdk, env)) {
+            // without the agent nothing is limited: the app itself answers 401 to each
+            assertEquals(List.of(401, 401, 401, 401, 401, 401, 401, 401), posts(app, "127.0.0.30", null, 8), app::output);
+            assertFalse(app.stderr().contains(DYNAMIC_WARNING), app::output);
+
+            long started = System.nanoTime();
+            ForkedJvm.Result first = attach(jdk, app.pid(), rules);
+            long wallMillis = (System.nanoTime() - started) / 1_000_000;
+            assertEquals(0, first.exitCode, () -> first + "\n" + app.output());
+            Matcher m = ATTACHED.matcher(first.stdout);
+            assertTrue(m.find(), first::toString);
+            assertEquals(String.valueOf(app.pid()), m.group(1));
+            assertEquals(String.valueOf(feature), m.group(2));
+            String report = m.group(4);
+            assertTrue(report.contains("started (attached to a running JVM)"), report);
+            assertTrue(report.contains("config " + rules.toAbsolutePath()), report);
+            assertTrue(report.contains(RULE), report);
+            assertTrue(report.matches(".*retransformed \\d+ loaded classes in \\d+ ms.*"), report);
+            System.out.printf("AttachIT [%s] attach to test-app: %s ms inside loadAgent, %d ms for the whole command%n"
+                    + "  %s%n", jdk.getFileName(), m.group(3), wallMillis, m.group(0));
+
+            // now limited: 5 plain callers' requests reach the app (401), then the agent answers 429
+            assertEquals(List.of(401, 401, 401, 401, 401, 429, 429), posts(app, "127.0.0.31", null, 7), app::output);
+            // the internal token exempts
+            assertEquals(List.of(200, 200, 200, 200, 200, 200, 200), posts(app, "127.0.0.33", TOKEN, 7), app::output);
+
+            // attaching again changes nothing
+            ForkedJvm.Result second = attach(jdk, app.pid(), rules);
+            assertEquals(0, second.exitCode, () -> second + "\n" + app.output());
+            assertTrue(second.stdout.contains("already installed in this JVM; nothing was changed"), second::toString);
+            // not counted twice: a fresh address again gets exactly 5 before the 429
+            assertEquals(List.of(401, 401, 401, 401, 401, 429), posts(app, "127.0.0.32", null, 6), app::output);
+
+            // JMX shows the counts
+            JMXServiceURL url = new JMXServiceURL("service:jmx:rmi:///jndi/rmi://127.0.0.1:" + jmxPort + "/jmxrmi");
+            try (JMXConnector connector = JMXConnectorFactory.connect(url)) {
+                MBeanServerConnection server = connector.getMBeanServerConnection();
+                ObjectName rule = new ObjectName("dev.ratelimit:type=Rule,name=" + RULE);
+                assertEquals(10L, server.getAttribute(rule, "Allowed"));
+                assertEquals(3L, server.getAttribute(rule, "Rejected"));
+                assertEquals(7L, server.getAttribute(rule, "Exempted"));
+                assertEquals(0L, server.getAttribute(rule, "ForgedTokens"));
+                assertEquals(0L, server.getAttribute(rule, "StoreErrors"));
+                assertEquals(2L, server.getAttribute(rule, "TrackedKeys"));
+                ObjectName agent = new ObjectName("dev.ratelimit:type=Agent");
+                assertEquals(rules.toAbsolutePath().toString(), server.getAttribute(agent, "ConfigPath"));
+                assertEquals(0L, server.getAttribute(agent, "AgentErrors"));
+                assertEquals(0L, server.getAttribute(agent, "TransformationErrors"));
+                assertTrue((Long) server.getAttribute(agent, "InstrumentedClasses") >= 1);
+            }
+
+            String stderr = app.stderr();
+            if (feature >= 21) {
+                assertTrue(stderr.contains(DYNAMIC_WARNING), () -> "JEP 451 warning on Java " + feature + "\n" + app.output());
+                assertTrue(stderr.contains("-XX:+EnableDynamicAgentLoading"), stderr);
+                System.out.printf("AttachIT [%s] the target printed:%n%s%n", jdk.getFileName(), warningLines(stderr));
+            } else {
+                assertFalse(stderr.contains(DYNAMIC_WARNING), stderr);
+            }
+            assertFalse(app.output().contains(TOKEN), "tokens are never logged");
+            assertFalse(app.output().contains("could not instrument"), app::output);
+            assertFalse(app.output().contains("internal error"), app::output);
+        }
+    }
+
+    /**
+     * Java 21+ without the warning: the target was started with -XX:+EnableDynamicAgentLoading. The
+     * target is the Jetty fixture (same /internal/turns endpoint), which starts faster than Spring Boot.
+     */
+    @ParameterizedTest(name = "on {0}")
+    @MethodSource("jdks")
+    void enableDynamicAgentLoadingSilencesTheWarning(Path jdk) throws Exception {
+        int feature = feature(jdk);
+        if (feature < 21) {
+            System.out.printf("AttachIT [%s] Java %d prints no dynamic-agent warning; nothing to silence%n",
+                    jdk.getFileName(), feature);
+            return;
+        }
+        WindowGuard.awayFromBoundary(3_600_000, 60_000);
+        Path rules = rules();
+        // JDK_JAVA_OPTIONS: the launcher puts it on the command line (JAVA_TOOL_OPTIONS would not silence it)
+        Map<String, String> env = Map.of("RATELIMIT_INTERNAL_TOKEN", TOKEN,
+                "JDK_JAVA_OPTIONS", "-XX:+EnableDynamicAgentLoading");
+        try (WebApp app = WebApp.startWithoutAgent(Container.JETTY, jdk, env)) {
+            ForkedJvm.Result result = attach(jdk, app.pid(), rules);
+            assertEquals(0, result.exitCode, () -> result + "\n" + app.output());
+            assertTrue(ATTACHED.matcher(result.stdout).find(), result::toString);
+            assertEquals(List.of(401, 401, 401, 401, 401, 429), posts(app, "127.0.0.40", null, 6), app::output);
+            assertFalse(app.stderr().contains(DYNAMIC_WARNING), app::output);
+            assertTrue(app.stderr().contains("Picked up JDK_JAVA_OPTIONS: -XX:+EnableDynamicAgentLoading"), app::output);
+        }
+    }
+
+    /**
+     * Attaching to a process that is not a JVM, or to no process, fails with exit 1 and says why,
+     * quickly, and leaves the process alone (before Java 21 the attach API would send it SIGQUIT,
+     * killing it, and wait 10 s).
+     */
+    @ParameterizedTest(name = "on {0}")
+    @MethodSource("jdks")
+    void attachingToSomethingThatIsNotAJvmFails(Path jdk) throws Exception {
+        Path rules = rules();
+        Process sleep = new ProcessBuilder("sleep", "30").start();
+        try {
+            long started = System.nanoTime();
+            ForkedJvm.Result notJvm = attach(jdk, sleep.pid(), rules);
+            long millis = (System.nanoTime() - started) / 1_000_000;
+            System.out.printf("AttachIT [%s] attach to `sleep 30` (pid %d) failed in %d ms: %s%n", jdk.getFileName(),
+                    sleep.pid(), millis, notJvm.stderr.trim());
+            assertEquals(1, notJvm.exitCode, notJvm::toString);
+            assertTrue(notJvm.stderr.contains("cannot attach to process " + sleep.pid()), notJvm::toString);
+            assertTrue(notJvm.stderr.contains("not a Java virtual machine"), notJvm::toString);
+            assertFalse(notJvm.stdout.contains("attached to process"), notJvm::toString);
+            assertTrue(sleep.isAlive(), () -> "the process was left alone, but it ended with " + sleep.exitValue());
+            assertTrue(millis < 5_000, "fails fast: " + millis + " ms");
+        } finally {
+            sleep.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+        }
+
+        long missing = unusedPid();
+        long started = System.nanoTime();
+        ForkedJvm.Result none = attach(jdk, missing, rules);
+        System.out.printf("AttachIT [%s] attach to nonexistent pid %d failed in %d ms: %s%n", jdk.getFileName(),
+                missing, (System.nanoTime() - started) / 1_000_000, none.stderr.trim());
+        assertEquals(1, none.exitCode, none::toString);
+        assertTrue(none.stderr.contains("cannot attach to process " + missing), none::toString);
+        assertFalse(none.stdout.contains("attached to process"), none::toString);
+    }
+
+    private static ForkedJvm.Result attach(Path jdk, long pid, Path rules) throws Exception {
+        return ForkedJvm.run(jdk, List.of("-jar", ForkedJvm.agentJar().toString(), "attach", String.valueOf(pid),
+                rules.toAbsolutePath().toString()), Duration.ofSeconds(60));
+    }
+
+    private static List<Integer> posts(WebApp app, String source, String token, int n) {
+        List<Integer> statuses = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            statuses.add((token == null ? app.postFrom(source, TURN, "progress")
+                    : app.postFrom(source, TURN, "progress", "X-Internal-Token: " + token)).status);
+        }
+        return statuses;
+    }
+
+    private static String warningLines(String stderr) {
+        StringBuilder lines = new StringBuilder();
+        for (String line : stderr.split("\n")) {
+            if (line.startsWith("WARNING: ") && (line.contains("agent") || line.contains("Agent"))) {
+                lines.append("  ").append(line).append('\n');
+            }
+        }
+        return lines.toString();
+    }
+
+    /** The feature version of a JDK home, from its {@code release} file. */
+    private static int feature(Path jdk) throws IOException {
+        for (String line : Files.readAllLines(jdk.resolve("release"))) {
+            if (line.startsWith("JAVA_VERSION=")) {
+                String version = line.substring("JAVA_VERSION=".length()).replace("\"", "");
+                return Integer.parseInt(version.split("[.+-]")[0]);
+            }
+        }
+        throw new IllegalStateException("no JAVA_VERSION in " + jdk.resolve("release"));
+    }
+
+    private static long unusedPid() {
+        for (long pid = 32_000; pid > 1_000; pid--) {
+            if (ProcessHandle.of(pid).isEmpty()) {
+                return pid;
+            }
+        }
+        throw new IllegalStateException("no unused process id");
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            return socket.getLocalPort();
+        }
+    }
+}
