@@ -55,7 +55,7 @@ class RedisMultiInstanceIT {
     private static final int ROUNDS = 6;
     private static final long PERIOD_MILLIS = 1_000;
     /** Time for the forked JVMs to start and reach round 1 before its instant. */
-    private static final long STARTUP_ALLOWANCE_MILLIS = 8_000;
+    private static final long STARTUP_ALLOWANCE_MILLIS = 15_000;
     private static final long HOUR = 3_600_000;
     private static final Pattern ROUND_LINE = Pattern.compile(
             "(?m)^ROUND (\\d+) PASSED (\\d+) REJECTED (\\d+) ERRORS (\\d+) LATE_MS (\\d+)\\s*$");
@@ -344,7 +344,7 @@ class RedisMultiInstanceIT {
                 + "  type: redis\n"
                 + "  redis:\n"
                 + "    uri: " + redis.uri() + "\n"
-                + "    timeout: 200ms\n"
+                + "    timeout: 1s\n"
                 + rest;
         Path file = work.resolve(name + ".yaml");
         Files.writeString(file, yaml, StandardCharsets.UTF_8);

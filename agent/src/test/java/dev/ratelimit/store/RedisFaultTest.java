@@ -136,6 +136,8 @@ class RedisFaultTest {
         List<Long> allowed = new ArrayList<>();
         List<Long> rejected = new ArrayList<>();
         long slowest = traffic(500, "stopped-", allowed, rejected);
+        System.out.println("RedisFaultTest stopped: " + (allowed.size() + rejected.size())
+                + " calls in 500 ms, slowest " + slowest + " ms");
         assertTrue(slowest <= TIMEOUT_MILLIS + MARGIN_MILLIS, "slowest call " + slowest + " ms");
         assertTrue(allowed.stream().allMatch(Outcome::isAllowed), "on-error: allow lets every call through");
         assertTrue(rejected.stream().noneMatch(Outcome::isAllowed), "on-error: reject rejects every call");
@@ -152,6 +154,8 @@ class RedisFaultTest {
             List<Long> allowed = new ArrayList<>();
             List<Long> rejected = new ArrayList<>();
             long slowest = traffic(800, "paused-", allowed, rejected);
+            System.out.println("RedisFaultTest paused (SIGSTOP): " + (allowed.size() + rejected.size())
+                    + " calls in 800 ms, slowest " + slowest + " ms");
             assertTrue(slowest <= TIMEOUT_MILLIS + MARGIN_MILLIS, "slowest call " + slowest + " ms");
             assertTrue(allowed.stream().allMatch(Outcome::isAllowed));
             assertTrue(rejected.stream().noneMatch(Outcome::isAllowed));
@@ -161,6 +165,7 @@ class RedisFaultTest {
             server.resume();
         }
         long recovered = waitUntilUp(store, 5_000);
+        System.out.println("RedisFaultTest resumed (SIGCONT): back in use after " + recovered + " ms");
         assertTrue(store.isUp() && recovered <= 2_000, "recovered after " + recovered + " ms");
         assertLimitingWorks("after-pause");
         assertEquals(1, count("answers again"), logged.toString());
@@ -174,6 +179,7 @@ class RedisFaultTest {
         assertFalse(store.isUp());
         server.restart();
         long recovered = waitUntilUp(store, 5_000);
+        System.out.println("RedisFaultTest restarted: back in use after " + recovered + " ms");
         assertTrue(store.isUp() && recovered <= 2_000, "recovered after " + recovered + " ms");
         long errorsBefore = reject.metrics().storeErrors();
         assertLimitingWorks("after-restart");
@@ -189,6 +195,7 @@ class RedisFaultTest {
             long slowest = timed(() -> assertTrue(Outcome.isAllowed(allow.decide(new Object[] {"full"}, null))));
             slowest = Math.max(slowest, timed(() ->
                     assertFalse(Outcome.isAllowed(reject.decide(new Object[] {"full"}, null)))));
+            System.out.println("RedisFaultTest full (noeviction): slowest " + slowest + " ms");
             assertTrue(slowest <= TIMEOUT_MILLIS + MARGIN_MILLIS, "slowest call " + slowest + " ms");
             assertEquals(1, allow.metrics().storeErrors());
             assertEquals(1, reject.metrics().storeErrors());
