@@ -1,9 +1,13 @@
 package dev.ratelimit.bootstrap;
 
 import java.io.File;
+import java.io.IOException;
 import java.lang.instrument.Instrumentation;
+import java.lang.management.ManagementFactory;
 import java.lang.reflect.InvocationTargetException;
 import java.net.URISyntaxException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.jar.JarFile;
 
 /**
@@ -19,6 +23,7 @@ import java.util.jar.JarFile;
 public final class AgentLauncher {
     private static final String INSTALLER = "dev.ratelimit.instrument.AgentInstaller";
     private static final String COMMAND_LINE = "dev.ratelimit.cli.CommandLine";
+    private static final String RUNTIME_MARKER = "inst/" + INSTALLER.replace('.', '/') + ".classdata";
 
     private AgentLauncher() {
     }
@@ -70,7 +75,40 @@ public final class AgentLauncher {
         }
     }
 
-    private static File agentJar() throws URISyntaxException {
-        return new File(AgentLauncher.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    /**
+     * The agent jar: the one this class came from, unless that is a copy without the runtime (the
+     * build's unshaded jar on the application's class path is searched before the agent jar the
+     * JVM appends); then the class path entry that holds the runtime.
+     */
+    private static File agentJar() throws URISyntaxException, IOException {
+        File own = new File(AgentLauncher.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        if (holdsRuntime(own)) {
+            return own;
+        }
+        List<String> candidates = new ArrayList<>();
+        for (String argument : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            if (argument.startsWith("-javaagent:")) {
+                String path = argument.substring("-javaagent:".length());
+                int options = path.indexOf('=');
+                candidates.add(options < 0 ? path : path.substring(0, options));
+            }
+        }
+        candidates.addAll(List.of(System.getProperty("java.class.path", "").split(File.pathSeparator)));
+        for (String candidate : candidates) {
+            File file = new File(candidate);
+            if (holdsRuntime(file)) {
+                return file;
+            }
+        }
+        return own;
+    }
+
+    private static boolean holdsRuntime(File jar) throws IOException {
+        if (!jar.isFile()) {
+            return false;
+        }
+        try (JarFile file = new JarFile(jar, false)) {
+            return file.getJarEntry(RUNTIME_MARKER) != null;
+        }
     }
 }

@@ -128,6 +128,23 @@ class StartupAndCommandLineIT {
 
     @ParameterizedTest
     @MethodSource("jdks")
+    void anUnshadedCopyOfTheAgentOnTheClassPathDoesNotStopTheAgent(Path jdk) throws Exception {
+        Path unshaded;
+        try (var files = Files.list(ForkedJvm.agentJar().getParent())) {
+            unshaded = files.filter(f -> f.getFileName().toString().matches("rate-limit-agent-[0-9.]+(-SNAPSHOT)?\\.jar"))
+                    .findFirst().orElseThrow();
+        }
+        Path rules = Path.of(StartupAndCommandLineIT.class.getResource("/fixture-rules.yaml").toURI());
+        ForkedJvm.Result result = ForkedJvm.run(jdk, List.of("-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                "-cp", unshaded + java.io.File.pathSeparator + ForkedJvm.applicationClassPath(),
+                "dev.ratelimit.fixture.FixtureMain", "annotations"), Duration.ofMinutes(1));
+        assertEquals(0, result.exitCode, result::toString);
+        assertEquals("3", result.results().get("greet.allowed"), result::toString);
+        assertFalse(result.stderr.contains("could not start"), result::toString);
+    }
+
+    @ParameterizedTest
+    @MethodSource("jdks")
     void versionPrintsTheVersion(Path jdk) throws Exception {
         ForkedJvm.Result result = ForkedJvm.run(jdk, List.of("-jar", ForkedJvm.agentJar().toString(), "version"),
                 Duration.ofMinutes(1));
