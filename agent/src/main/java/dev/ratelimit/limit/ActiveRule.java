@@ -35,7 +35,8 @@ public final class ActiveRule {
     /** A rule counted by {@code limiter}. */
     public ActiveRule(RuleConfig config, Limiter limiter) {
         this.config = config;
-        this.keys = KeyResolver.of(config.key());
+        // a global rule has one counter: no key to work out per call
+        this.keys = config.key().isGlobal() ? null : KeyResolver.of(config.key());
         this.limiter = limiter;
         this.rejectOnStoreError = config.onError() == OnError.REJECT;
         this.shadow = config.mode() == Mode.SHADOW;
@@ -66,7 +67,7 @@ public final class ActiveRule {
 
     /** Whether the key reads method arguments. */
     public boolean usesArguments() {
-        return keys.usesArguments();
+        return keys != null && keys.usesArguments();
     }
 
     /** Whether a rejection returns the method's default value rather than throwing. */
@@ -88,7 +89,7 @@ public final class ActiveRule {
         }
         long outcome;
         try {
-            outcome = limiter.acquire(keys.resolve(arguments, request));
+            outcome = limiter.acquire(keys == null ? null : keys.resolve(arguments, request));
         } catch (StoreUnavailableException e) {
             metrics.storeErrors.increment();
             return rejectOnStoreError ? Outcome.rejected(STORE_ERROR_RETRY_MILLIS) : Outcome.allowed(0);
