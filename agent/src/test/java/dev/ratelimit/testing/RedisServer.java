@@ -19,6 +19,7 @@ public final class RedisServer implements AutoCloseable {
     private final int port;
     private final Path dir;
     private final List<String> options;
+    private boolean tls;
     private Process process;
 
     private RedisServer(int port, Path dir, List<String> options) {
@@ -34,6 +35,10 @@ public final class RedisServer implements AutoCloseable {
 
     /** Starts a server with extra command-line options, e.g. {@code --requirepass secret}. */
     public static RedisServer start(List<String> options) throws IOException, InterruptedException {
+        return start(options, false);
+    }
+
+    private static RedisServer start(List<String> options, boolean tls) throws IOException, InterruptedException {
         String binary = binary();
         if (binary == null) {
             String message = "redis-server is not installed; install it with: apt-get install -y redis-server";
@@ -43,8 +48,18 @@ public final class RedisServer implements AutoCloseable {
             Assumptions.abort(message);
         }
         RedisServer server = new RedisServer(freePort(), Files.createTempDirectory("redis-test"), options);
+        server.tls = tls;
         server.launch();
         return server;
+    }
+
+    /**
+     * Starts a server that speaks only TLS on its port, with the given PEM certificate, key and
+     * CA; clients need not present a certificate.
+     */
+    public static RedisServer startTls(Path cert, Path key, Path ca) throws IOException, InterruptedException {
+        return start(List.of("--tls-cert-file", cert.toString(), "--tls-key-file", key.toString(),
+                "--tls-ca-cert-file", ca.toString(), "--tls-auth-clients", "no"), true);
     }
 
     private static String binary() {
@@ -65,9 +80,13 @@ public final class RedisServer implements AutoCloseable {
     }
 
     private void launch() throws IOException, InterruptedException {
-        List<String> command = new java.util.ArrayList<>(List.of(binary(), "--port", Integer.toString(port),
+        List<String> command = new java.util.ArrayList<>(List.of(binary(),
+                "--port", tls ? "0" : Integer.toString(port),
                 "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString(),
                 "--loglevel", "warning"));
+        if (tls) {
+            command.addAll(List.of("--tls-port", Integer.toString(port)));
+        }
         command.addAll(options);
         process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
@@ -89,9 +108,9 @@ public final class RedisServer implements AutoCloseable {
         return port;
     }
 
-    /** {@code redis://127.0.0.1:PORT/0}. */
+    /** {@code redis://127.0.0.1:PORT/0}, or {@code rediss://} for a TLS server. */
     public String uri() {
-        return "redis://127.0.0.1:" + port + "/0";
+        return (tls ? "rediss" : "redis") + "://127.0.0.1:" + port + "/0";
     }
 
     /** A client for inspecting the server; close it. */
