@@ -11,7 +11,6 @@ import dev.ratelimit.store.LimiterFactory;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -122,13 +121,6 @@ final class RuleBook {
 
     RuleSet ruleSet() {
         return ruleSet;
-    }
-
-    /** Every rule of the rule file, and the inline rules created so far. */
-    Collection<ActiveRule> rules() {
-        List<ActiveRule> all = new ArrayList<>(byName.values());
-        all.addAll(inline.values());
-        return Collections.unmodifiableList(all);
     }
 
     /** Whether some rule of the file names methods of this class. */
