@@ -401,6 +401,17 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void deeplyNestedYamlIsAConfigErrorNotAStackOverflow() {
+        // the parser recurses per level; thousands of levels once escaped as StackOverflowError,
+        // which the agent's start-up caught as "could not start" and ran without limits
+        String flow = "version: 1\nrules: " + "[".repeat(20_000) + "]".repeat(20_000) + "\n";
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> ConfigLoader.parse(flow, "rules.yaml", Path.of("."), name -> null));
+        assertEquals(1, e.errors().size(), e.getMessage());
+        assertTrue(e.errors().get(0).format().startsWith("rules.yaml"), e.getMessage());
+    }
+
+    @Test
     void aRedisStoreIsReadWithItsSection() throws Exception {
         RuleSet rules = parse("version: 1\nstore:\n  type: redis\n  on-error: reject\n  redis:\n"
                 + "    uri: rediss://h:6380/2\n    timeout: 20ms\n    key-prefix: \"app1:\"\n");
