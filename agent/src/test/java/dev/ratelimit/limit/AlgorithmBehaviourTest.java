@@ -25,9 +25,12 @@ class AlgorithmBehaviourTest {
         assertEquals(1, Outcome.remaining(limiter.acquire("k")));
         assertEquals(0, Outcome.remaining(limiter.acquire("k")));
         long rejected = limiter.acquire("k");
+        long leftInWindow = 500 - System.currentTimeMillis() % 500;
         assertFalse(Outcome.isAllowed(rejected));
         long retry = Outcome.retryMillis(rejected);
-        assertTrue(retry > 400 && retry <= 500, "retry " + retry + " ms should reach the window's end");
+        // never before the window ends (the coarse clock may lag, which only makes retry later)
+        assertTrue(retry >= leftInWindow - 1 && retry <= 500,
+                "retry " + retry + " ms should reach the window's end, " + leftInWindow + " ms away");
         sleepUntilNextWindowStart(500);
         assertTrue(Outcome.isAllowed(limiter.acquire("k")));
     }
@@ -71,6 +74,7 @@ class AlgorithmBehaviourTest {
     void tokenBucketRefillsEvenly() throws Exception {
         LocalLimiter limiter = LocalLimiter.create(LimiterConcurrencyTest.rule(Algorithm.TOKEN_BUCKET, "arg0",
                 "    limit: 10\n    window: 1s"), 100);
+        long burst = System.nanoTime();
         for (int i = 0; i < 10; i++) {
             assertTrue(Outcome.isAllowed(limiter.acquire("k")), "burst call " + i);
         }
@@ -83,7 +87,11 @@ class AlgorithmBehaviourTest {
         for (int i = 0; i < 10; i++) {
             refilled += Outcome.isAllowed(limiter.acquire("k")) ? 1 : 0;
         }
-        assertTrue(refilled >= 2 && refilled <= 3, "about 2 tokens after 250 ms, got " + refilled);
+        // one token per 100 ms since the burst: at least 2 after the 250 ms sleep, and no more
+        // than the time that really passed allows (a descheduled thread sees more time pass)
+        long elapsed = (System.nanoTime() - burst) / 1_000_000;
+        assertTrue(refilled >= 2 && refilled <= elapsed / 100 + 1,
+                refilled + " tokens after " + elapsed + " ms, one per 100 ms");
     }
 
     @Test
