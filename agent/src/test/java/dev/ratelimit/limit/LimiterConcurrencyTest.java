@@ -6,9 +6,7 @@ import dev.ratelimit.config.Algorithm;
 import dev.ratelimit.config.ConfigLoader;
 import dev.ratelimit.config.RuleConfig;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import dev.ratelimit.testing.Race;
@@ -59,29 +57,19 @@ class LimiterConcurrencyTest {
     @EnumSource(Algorithm.class)
     void exactlyTheLimitPassesPerKey(Algorithm algorithm) throws Exception {
         LocalLimiter limiter = LocalLimiter.create(rule(algorithm, "arg0", "    limit: 5\n    window: 1h"), 100_000);
-        List<Integer> wrong = new ArrayList<>();
-        for (int round = 0; round < ROUNDS; round++) {
-            String key = "key-" + round;
-            int passed = race(() -> Outcome.isAllowed(limiter.acquire(key)));
-            if (passed != 5) {
-                wrong.add(passed);
-            }
-        }
+        List<Integer> wrong = Race.wrongRounds(pool, THREADS, ROUNDS, 5,
+                round -> () -> Outcome.isAllowed(limiter.acquire("key-" + round)));
         assertEquals(List.of(), wrong, "rounds where a number other than 5 passed");
     }
 
     @ParameterizedTest
     @EnumSource(Algorithm.class)
     void exactlyTheLimitPassesForAGlobalKey(Algorithm algorithm) throws Exception {
-        List<Integer> wrong = new ArrayList<>();
-        for (int round = 0; round < ROUNDS; round++) {
+        List<Integer> wrong = Race.wrongRounds(pool, THREADS, ROUNDS, 5, round -> {
             // a fresh limiter per round: a global rule has a single counter
             LocalLimiter limiter = LocalLimiter.create(rule(algorithm, "global", "    limit: 5\n    window: 1h"), 10);
-            int passed = race(() -> Outcome.isAllowed(limiter.acquire(null)));
-            if (passed != 5) {
-                wrong.add(passed);
-            }
-        }
+            return () -> Outcome.isAllowed(limiter.acquire(null));
+        });
         assertEquals(List.of(), wrong, "rounds where a number other than 5 passed");
     }
 
@@ -90,18 +78,9 @@ class LimiterConcurrencyTest {
     void severalLimitsEnforceTheTightest(Algorithm algorithm) throws Exception {
         LocalLimiter limiter = LocalLimiter.create(rule(algorithm, "arg0",
                 "    limits:\n      - {limit: 50, window: 1d}\n      - {limit: 5, window: 1h}"), 100_000);
-        List<Integer> wrong = new ArrayList<>();
-        for (int round = 0; round < ROUNDS; round++) {
-            String key = "key-" + round;
-            int passed = race(() -> Outcome.isAllowed(limiter.acquire(key)));
-            if (passed != 5) {
-                wrong.add(passed);
-            }
-        }
+        List<Integer> wrong = Race.wrongRounds(pool, THREADS, ROUNDS, 5,
+                round -> () -> Outcome.isAllowed(limiter.acquire("key-" + round)));
         assertEquals(List.of(), wrong, "rounds where a number other than 5 passed");
     }
 
-    private static int race(Callable<Boolean> call) throws Exception {
-        return Race.passed(pool, THREADS, call);
-    }
 }

@@ -13,7 +13,6 @@ import dev.ratelimit.testing.Race;
 import dev.ratelimit.testing.RedisServer;
 import dev.ratelimit.testing.WindowGuard;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
@@ -87,14 +86,8 @@ class RedisLimiterTest {
     @EnumSource(Algorithm.class)
     void oneHundredSimultaneousCallsLetExactlyTheLimitThroughEveryRound(Algorithm algorithm) throws Exception {
         RedisLimiter limiter = limiter(algorithm, "    limit: 5\n    window: 1h");
-        List<Integer> wrong = new ArrayList<>();
-        for (int round = 0; round < 200; round++) {
-            String key = algorithm + "-round-" + round;
-            int passed = race(() -> Outcome.isAllowed(limiter.acquire(key)));
-            if (passed != 5) {
-                wrong.add(passed);
-            }
-        }
+        List<Integer> wrong = Race.wrongRounds(pool, THREADS, 200, 5,
+                round -> () -> Outcome.isAllowed(limiter.acquire(algorithm + "-round-" + round)));
         assertEquals(List.of(), wrong, "rounds where a number other than 5 passed");
     }
 

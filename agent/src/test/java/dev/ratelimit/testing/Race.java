@@ -12,6 +12,28 @@ public final class Race {
     private Race() {
     }
 
+    /** The call every thread of one round makes (fresh per round: its own key, or its own limiter). */
+    @FunctionalInterface
+    public interface Round {
+        Callable<Boolean> call(int round) throws Exception;
+    }
+
+    /**
+     * Runs {@code rounds} races of {@code threads} calls and returns how many passed in each round
+     * where that was not {@code expected}: an empty list means every round was exact.
+     */
+    public static List<Integer> wrongRounds(ExecutorService pool, int threads, int rounds, int expected, Round round)
+            throws Exception {
+        List<Integer> wrong = new ArrayList<>();
+        for (int i = 0; i < rounds; i++) {
+            int passed = passed(pool, threads, round.call(i));
+            if (passed != expected) {
+                wrong.add(passed);
+            }
+        }
+        return wrong;
+    }
+
     /**
      * Starts {@code threads} calls on {@code pool} (which needs that many threads), lets them all go
      * at the same instant, and returns how many answered {@code true}.
