@@ -126,6 +126,12 @@ public final class JmxRegistry {
         }
 
         @Override
+        public long getPassedCommitted() {
+            ActiveRule rule = rule();
+            return rule == null ? 0 : rule.metrics().passedCommitted();
+        }
+
+        @Override
         public long getTrackedKeys() {
             ActiveRule rule = rule();
             return rule == null ? 0 : rule.trackedKeys();

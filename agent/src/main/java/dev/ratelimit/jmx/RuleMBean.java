@@ -17,6 +17,9 @@ public interface RuleMBean {
     /** Decisions its store could not make in time; {@code on-error} decided them. */
     long getStoreErrors();
 
+    /** Requests over the limit let through because their response was already committed. */
+    long getPassedCommitted();
+
     /** Keys tracked in this JVM; -1 when the store is shared (Redis). */
     long getTrackedKeys();
 }

@@ -46,7 +46,7 @@ class JmxIT {
     private static final String INTERNAL = "internal-per-ip";
     private static final String ADDED = "messages-per-ip";
     private static final Set<String> RULE_ATTRIBUTES = Set.of(
-            "Allowed", "Rejected", "Exempted", "ForgedTokens", "StoreErrors", "TrackedKeys");
+            "Allowed", "Rejected", "Exempted", "ForgedTokens", "StoreErrors", "PassedCommitted", "TrackedKeys");
     private static final Set<String> AGENT_ATTRIBUTES = Set.of("Version", "ConfigPath", "LastReloadTime",
             "LastReloadOutcome", "AgentErrors", "TransformationErrors", "InstrumentedClasses", "Rules");
 
@@ -128,6 +128,7 @@ class JmxIT {
                 assertEquals(4L, domains.get("Exempted"), domains::toString);
                 assertEquals(4L, domains.get("ForgedTokens"), domains::toString);
                 assertEquals(0L, domains.get("StoreErrors"), domains::toString);
+                assertEquals(0L, domains.get("PassedCommitted"), domains::toString);
                 // two addresses were counted; the exempt one never was
                 assertEquals(2L, domains.get("TrackedKeys"), domains::toString);
 
