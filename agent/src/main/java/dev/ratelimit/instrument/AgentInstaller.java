@@ -28,6 +28,7 @@ import java.util.logging.ConsoleHandler;
 import java.util.logging.Logger;
 import net.bytebuddy.ByteBuddy;
 import net.bytebuddy.agent.builder.AgentBuilder;
+import net.bytebuddy.agent.builder.ResettableClassFileTransformer;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.method.MethodDescription;
 import net.bytebuddy.dynamic.ClassFileLocator;
@@ -97,17 +98,47 @@ public final class AgentInstaller {
         if (ruleSet == null) {
             return;
         }
+        if (attached) {
+            start(instrumentation, configPath, ruleSet, null);
+            return;
+        }
+        // at start-up, only what must stop a bad start happens before main: the rest is built
+        // while the application starts, behind the gate (see StartupGate)
+        StartupGate gate = new StartupGate(ruleSet, AgentInstaller.class.getClassLoader());
+        instrumentation.addTransformer(gate, true);
+        gate.startBuilding(() -> {
+            try {
+                start(instrumentation, configPath, ruleSet, gate);
+            } catch (Throwable t) {
+                gate.fail();
+                System.err.println("[rate-limit-agent] could not start; the application runs without rate limits: " + t);
+            }
+        });
+    }
+
+    /**
+     * Builds the runtime and the transformer: registered directly after an attach (which then
+     * retransforms the loaded classes), handed to the start-up gate otherwise.
+     */
+    private static void start(Instrumentation instrumentation, Path configPath, RuleSet ruleSet, StartupGate gate) {
+        boolean attached = gate == null;
         long started = System.nanoTime();
         AgentInstaller agent = new AgentInstaller(instrumentation, configPath, ruleSet);
-        agent.instrument();
+        AgentBuilder builder = agent.agentBuilder();
+        ClassPrefilter prefilter = new ClassPrefilter(() -> agent.rules);
+        if (attached) {
+            builder.with(prefilter).installOn(instrumentation);
+        } else {
+            gate.open(prefilter.decorate((ResettableClassFileTransformer) builder.makeRaw()), instrumentation);
+        }
         agent.jmx.registerAgent(agent.reloader);
         agent.jmx.sync(agent.rules.names());
         agent.reloader.watch(ruleSet);
         String summary = "rate-limit-agent " + Version.VERSION + " started"
                 + (attached ? " (attached to a running JVM)" : "") + ": config " + configPath + ", store "
                 + ruleSet.store().type().yamlName() + ", " + agent.rules.describe()
-                + (attached ? "; retransformed " + agent.listener.transformed() + " loaded classes in "
-                        + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms" : "");
+                + (attached ? "; retransformed " + agent.listener.transformed() + " loaded classes" : "")
+                + " in " + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms";
         LOG.log(Level.INFO, summary);
         System.setProperty(ATTACH_REPORT_PROPERTY, summary);
         agent.reportIdleRules(attached ? 0 : IDLE_RULE_REPORT_DELAY_MILLIS);
@@ -190,17 +221,20 @@ public final class AgentInstaller {
         }
     }
 
-    private void instrument() {
-        if (Runtime.version().feature() >= 24) {
-            // Byte Buddy's Nexus uses sun.misc.Unsafe, which warns on 24+; advice needs no Nexus
-            System.setProperty("net.bytebuddy.nexus.disabled", "true");
-        }
+    /** The agent's transformations, not yet installed. */
+    private AgentBuilder agentBuilder() {
+        // Advice needs no Nexus (the registry of type initializers Byte Buddy would otherwise
+        // inject into the system class loader: an intrusion into the host, a class generated at
+        // start-up, and on 24+ a use of sun.misc.Unsafe that warns)
+        System.setProperty("net.bytebuddy.nexus.disabled", "true");
         LimitedMethodTransformer.RuleBookSource source = () -> rules;
         Advice.ExceptionHandler exceptionHandler = adviceExceptionHandler();
         LimitedMethodTransformer transformer = new LimitedMethodTransformer(sites, source, exceptionHandler);
         RateLimitBridge.install(sites, new HttpRequests(() -> rules.http()));
-        new AgentBuilder.Default(new ByteBuddy().with(TypeValidation.DISABLED))
+        return new AgentBuilder.Default(new ByteBuddy().with(TypeValidation.DISABLED))
                 .disableClassFormatChanges()
+                // advice inlines into existing methods: nothing to initialize after loading
+                .with(AgentBuilder.InitializationStrategy.NoOp.INSTANCE)
                 .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
                 // loaded classes (an attach, or a reload's new rules) are retransformed in batches
                 .with(AgentBuilder.RedefinitionStrategy.BatchAllocator.ForFixedSize.ofSize(RETRANSFORM_BATCH))
@@ -216,7 +250,6 @@ public final class AgentInstaller {
                         new AgentBuilder.LocationStrategy.Simple(
                                 ClassFileLocator.ForClassLoader.of(AgentInstaller.class.getClassLoader()))))
                 .with(listener)
-                .with(new ClassPrefilter(source))
                 .assureReadEdgeTo(instrumentation, RateLimitBridge.class)
                 .ignore(any(), isBootstrapClassLoader())
                 .or(nameStartsWith("dev.ratelimit.bootstrap.")
@@ -236,8 +269,7 @@ public final class AgentInstaller {
                 .type(transformer.typeMatcher())
                 .transform(transformer)
                 .type(ServletTransformer.types())
-                .transform(new ServletTransformer(exceptionHandler))
-                .installOn(instrumentation);
+                .transform(new ServletTransformer(exceptionHandler));
     }
 
     /** What suppressed advice does with an error of ours: count it and log it once, in the bridge. */
