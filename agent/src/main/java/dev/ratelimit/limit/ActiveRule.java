@@ -20,7 +20,9 @@ public final class ActiveRule {
     private final KeyResolver keys;
     private final Limiter limiter;
     private final boolean rejectOnStoreError;
-    private final RuleMetrics metrics = new RuleMetrics();
+    private final RuleMetrics metrics;
+    /** Whether the limiter counts allowed calls itself (then the rule does not count them again). */
+    private final boolean limiterCountsAllowed;
     private final boolean shadow;
     private final boolean returnDefault;
     private final boolean exemptable;
@@ -38,6 +40,8 @@ public final class ActiveRule {
         // a global rule has one counter: no key to work out per call
         this.keys = config.key().isGlobal() ? null : KeyResolver.of(config.key());
         this.limiter = limiter;
+        this.limiterCountsAllowed = limiter.countsAllowed();
+        this.metrics = new RuleMetrics(limiterCountsAllowed ? limiter::allowed : () -> 0);
         this.rejectOnStoreError = config.onError() == OnError.REJECT;
         this.shadow = config.mode() == Mode.SHADOW;
         this.returnDefault = config.onReject() == OnReject.RETURN_DEFAULT;
@@ -95,7 +99,9 @@ public final class ActiveRule {
             return rejectOnStoreError ? Outcome.rejected(STORE_ERROR_RETRY_MILLIS) : Outcome.allowed(0);
         }
         if (Outcome.isAllowed(outcome)) {
-            metrics.allowed.increment();
+            if (!limiterCountsAllowed) {
+                metrics.allowed.increment();
+            }
             return outcome;
         }
         metrics.rejected.increment();

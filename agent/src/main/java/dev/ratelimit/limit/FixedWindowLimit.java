@@ -3,13 +3,13 @@ package dev.ratelimit.limit;
 /** Fixed windows: the window's count after this call decides, and the window's end is the retry time. */
 final class FixedWindowLimit extends EpochWindowLimit {
 
-    FixedWindowLimit(long limit, long windowMillis) {
-        super(limit, windowMillis);
+    FixedWindowLimit(long limit, long windowMillis, AllowedTally tally) {
+        super(limit, windowMillis, tally);
     }
 
     @Override
     long decide(WindowCounter counter, long count, long now) {
-        return Decisions.fixedWindow(count, limit, (counter.id + 1) * windowMillis - now);
+        return Decisions.fixedWindow(count, limit, counter.end - now);
     }
 
     @Override

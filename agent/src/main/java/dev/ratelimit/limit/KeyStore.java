@@ -2,11 +2,18 @@ package dev.ratelimit.limit;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Policy;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /** Where a rule keeps the per-key state of its limits. */
 abstract class KeyStore {
+    /**
+     * How often, as a fraction of the retention, a present key's access is recorded in the
+     * cache. The retention is lengthened by as much, so a key in use never expires.
+     */
+    private static final int RECORD_PARTS = 8;
 
     /** The state of {@code key}, created on its first call. */
     abstract Object[] state(String key);
@@ -65,37 +72,54 @@ abstract class KeyStore {
     private static final class Local extends KeyStore {
         private static final int MIN_PENALTIES = 1024;
 
-        private final Cache<String, Object[]> states;
+        private final Cache<String, Slot> states;
+        private final Policy<String, Slot> quiet;
         private final Cache<String, Long> penalties;
-        private final Function<String, Object[]> loader;
+        private final Function<String, Slot> loader;
+        private final long recordEveryNanos;
 
         Local(long maxKeys, long retentionMillis, Function<Boolean, Object[]> factory) {
-            Duration retention = Duration.ofMillis(Math.max(1, retentionMillis));
+            long retention = Math.max(1, retentionMillis);
+            long recordEvery = Math.max(1, retention / RECORD_PARTS);
+            this.recordEveryNanos = TimeUnit.MILLISECONDS.toNanos(recordEvery);
             this.states = Caffeine.newBuilder()
                     .maximumSize(maxKeys)
-                    .expireAfterAccess(retention)
+                    // a key's recorded access lags its last call by up to recordEvery
+                    .expireAfterAccess(Duration.ofMillis(retention + recordEvery))
                     .ticker(CoarseClock::nanos)
                     // maintenance on the calling threads: no tasks in the host's common pool
                     .executor(Runnable::run)
                     .build();
+            this.quiet = states.policy();
             this.penalties = Caffeine.newBuilder()
                     .maximumSize(Math.max(MIN_PENALTIES, maxKeys / 4))
-                    .expireAfterWrite(retention)
+                    .expireAfterWrite(Duration.ofMillis(retention))
                     .ticker(CoarseClock::nanos)
                     .executor(Runnable::run)
                     .build();
             this.loader = key -> {
                 Long until = penalties.getIfPresent(key);
-                return factory.apply(until != null && until > CoarseClock.millis());
+                return new Slot(factory.apply(until != null && until > CoarseClock.millis()), CoarseClock.nanos());
             };
         }
 
         @Override
         Object[] state(String key) {
-            // read-only on the hot path; the atomic get(key, loader) only for a new key, so two
-            // threads never create two states for one key
-            Object[] state = states.getIfPresent(key);
-            return state != null ? state : states.get(key, loader);
+            // A present key is read quietly: no entry in Caffeine's read buffer, no access time
+            // written, so two threads calling with one key share nothing but the key's counter.
+            // Its access is recorded (recency, frequency, expiry) at most once per recordEvery.
+            Slot slot = quiet.getIfPresentQuietly(key);
+            if (slot == null) {
+                // the atomic get(key, loader) only for a new key: two threads never create two
+                // states for one key
+                return states.get(key, loader).state;
+            }
+            long now = CoarseClock.nanos();
+            if (now - slot.recorded >= recordEveryNanos) {
+                slot.recorded = now;
+                states.getIfPresent(key);
+            }
+            return slot.state;
         }
 
         @Override
@@ -110,6 +134,17 @@ abstract class KeyStore {
         long size() {
             states.cleanUp();
             return states.estimatedSize();
+        }
+    }
+
+    /** A key's state and when its access was last recorded in the cache. */
+    private static final class Slot {
+        final Object[] state;
+        volatile long recorded;
+
+        Slot(Object[] state, long recorded) {
+            this.state = state;
+            this.recorded = recorded;
         }
     }
 }

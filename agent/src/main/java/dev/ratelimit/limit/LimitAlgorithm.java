@@ -26,4 +26,9 @@ interface LimitAlgorithm {
 
     /** How long a key's state is worth keeping after its last call. */
     long retentionMillis();
+
+    /** Allowed calls counted in {@code state} and not yet elsewhere, for limits that count them. */
+    default long allowedInLiveWindow(Object state) {
+        return 0;
+    }
 }

@@ -18,4 +18,17 @@ public interface Limiter {
 
     /** Keys currently tracked, where the store can tell cheaply; -1 when it cannot. */
     long trackedKeys();
+
+    /**
+     * Whether this limiter counts the calls it allows itself ({@link #allowed()}), so that the
+     * rule need not count them again.
+     */
+    default boolean countsAllowed() {
+        return false;
+    }
+
+    /** The calls allowed so far, when {@link #countsAllowed()}. */
+    default long allowed() {
+        return 0;
+    }
 }

@@ -1,5 +1,6 @@
 package dev.ratelimit.limit;
 
+import dev.ratelimit.config.Algorithm;
 import dev.ratelimit.config.LimitSpec;
 import dev.ratelimit.config.RuleConfig;
 import java.util.List;
@@ -25,33 +26,38 @@ import java.util.List;
 public final class LocalLimiter implements Limiter {
     private final LimitAlgorithm[] limits;
     private final KeyStore store;
+    private final AllowedTally tally;
 
-    private LocalLimiter(LimitAlgorithm[] limits, KeyStore store) {
+    private LocalLimiter(LimitAlgorithm[] limits, KeyStore store, AllowedTally tally) {
         this.limits = limits;
         this.store = store;
+        this.tally = tally;
     }
 
     /** A limiter for the rule, keeping at most {@code maxKeys} keys. */
     public static LocalLimiter create(RuleConfig rule, long maxKeys) {
         List<LimitSpec> specs = rule.limits();
+        // one fixed window for every caller: its counters tell the allowed calls (see AllowedTally)
+        AllowedTally tally = rule.key().isGlobal() && specs.size() == 1 && rule.algorithm() == Algorithm.FIXED_WINDOW
+                ? new AllowedTally(specs.get(0).limit()) : null;
         LimitAlgorithm[] limits = new LimitAlgorithm[specs.size()];
         long retention = 0;
         for (int i = 0; i < limits.length; i++) {
-            limits[i] = algorithm(rule, specs.get(i));
+            limits[i] = algorithm(rule, specs.get(i), tally);
             retention = Math.max(retention, limits[i].retentionMillis());
         }
         KeyStore store = rule.key().isGlobal()
                 ? KeyStore.single(newState(limits, false))
                 : KeyStore.local(maxKeys, retention, exhausted -> newState(limits, exhausted));
-        return new LocalLimiter(limits, store);
+        return new LocalLimiter(limits, store, tally);
     }
 
-    private static LimitAlgorithm algorithm(RuleConfig rule, LimitSpec spec) {
+    private static LimitAlgorithm algorithm(RuleConfig rule, LimitSpec spec, AllowedTally tally) {
         long windowMillis = spec.window().toMillis();
         switch (rule.algorithm()) {
             case SLIDING_WINDOW: return new SlidingWindowLimit(spec.limit(), windowMillis);
             case TOKEN_BUCKET: return new TokenBucketLimit(spec.limit(), windowMillis);
-            default: return new FixedWindowLimit(spec.limit(), windowMillis);
+            default: return new FixedWindowLimit(spec.limit(), windowMillis, tally);
         }
     }
 
@@ -85,5 +91,21 @@ public final class LocalLimiter implements Limiter {
     @Override
     public long trackedKeys() {
         return store.size();
+    }
+
+    @Override
+    public boolean countsAllowed() {
+        return tally != null;
+    }
+
+    @Override
+    public long allowed() {
+        if (tally == null) {
+            return 0;
+        }
+        // sealed counts first: a window sealed in between is then missed by this one read rather
+        // than counted twice
+        long sealed = tally.sealed();
+        return sealed + limits[0].allowedInLiveWindow(store.state(null)[0]);
     }
 }

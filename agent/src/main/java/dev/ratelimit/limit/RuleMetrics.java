@@ -1,6 +1,7 @@
 package dev.ratelimit.limit;
 
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
 
 /** What one rule has done since it was loaded; read by logs and JMX. */
 public final class RuleMetrics {
@@ -10,9 +11,15 @@ public final class RuleMetrics {
     final LongAdder forgedTokens = new LongAdder();
     final LongAdder storeErrors = new LongAdder();
     final LongAdder passedCommitted = new LongAdder();
+    /** Allowed calls the limiter counts itself, or none. */
+    private final LongSupplier allowedByLimiter;
+
+    RuleMetrics(LongSupplier allowedByLimiter) {
+        this.allowedByLimiter = allowedByLimiter;
+    }
 
     public long allowed() {
-        return allowed.sum();
+        return allowed.sum() + allowedByLimiter.getAsLong();
     }
 
     /** Calls over the limit; in shadow mode these were let through. */

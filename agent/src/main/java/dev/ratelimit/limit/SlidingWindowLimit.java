@@ -13,7 +13,7 @@ package dev.ratelimit.limit;
 final class SlidingWindowLimit extends EpochWindowLimit {
 
     SlidingWindowLimit(long limit, long windowMillis) {
-        super(limit, windowMillis);
+        super(limit, windowMillis, null);
     }
 
     @Override
