@@ -13,9 +13,11 @@ import net.bytebuddy.agent.builder.ResettableClassFileTransformer;
  * {@code RateLimited}, can only be a servlet entry point if its constant pool holds the descriptor of
  * {@code doFilter}/{@code service(ServletRequest, ServletResponse)} (a class declaring such a
  * method must), and otherwise needs a look only if a method rule matches its name.
- * Every other class (nearly all of them) is passed over with a byte scan instead of a parse.
+ * Every other class (nearly all of them) is passed over after a walk of its constant pool instead
+ * of a parse.
  */
 final class ClassPrefilter implements AgentBuilder.TransformerDecorator {
+    /** How a descriptor naming the annotation type ends, whatever its package. */
     private static final byte[] ANNOTATION_MARK = "RateLimited;".getBytes(StandardCharsets.US_ASCII);
     // Not just "jakarta/servlet/": hundreds of a web application's classes name the servlet API
     // (every one handling an HttpServletRequest), and each would cost a parse and a walk up its
@@ -24,6 +26,10 @@ final class ClassPrefilter implements AgentBuilder.TransformerDecorator {
             .getBytes(StandardCharsets.US_ASCII);
     private static final byte[] JAVAX_ENTRY_POINT = "(Ljavax/servlet/ServletRequest;Ljavax/servlet/ServletResponse;)V"
             .getBytes(StandardCharsets.US_ASCII);
+
+    /** What {@link #scan} found. */
+    static final int ANNOTATION = 1;
+    static final int ENTRY_POINT = 2;
 
     private final LimitedMethodTransformer.RuleBookSource rules;
 
@@ -41,12 +47,12 @@ final class ClassPrefilter implements AgentBuilder.TransformerDecorator {
      * {@code namesClass} (given the binary name) says a method rule names it.
      */
     static boolean worthALook(String internalName, byte[] classFile, Predicate<String> namesClass) {
-        return classFile != null && (mentionsAnnotation(classFile) || mentionsServletApi(classFile)
+        return classFile != null && (scan(classFile) != 0
                 || (internalName != null && namesClass.test(internalName.replace('/', '.'))));
     }
 
     static boolean mentionsAnnotation(byte[] classFile) {
-        return indexOf(classFile, ANNOTATION_MARK) >= 0;
+        return (scan(classFile) & ANNOTATION) != 0;
     }
 
     /**
@@ -55,25 +61,78 @@ final class ClassPrefilter implements AgentBuilder.TransformerDecorator {
      * parses, never a miss).
      */
     static boolean mentionsServletApi(byte[] classFile) {
-        return indexOf(classFile, JAKARTA_ENTRY_POINT) >= 0 || indexOf(classFile, JAVAX_ENTRY_POINT) >= 0;
+        return (scan(classFile) & ENTRY_POINT) != 0;
     }
 
-    private static int indexOf(byte[] data, byte[] pattern) {
-        byte first = pattern[0];
-        int last = data.length - pattern.length;
-        outer:
-        for (int i = 0; i <= last; i++) {
-            if (data[i] != first) {
-                continue;
-            }
-            for (int j = 1; j < pattern.length; j++) {
-                if (data[i + j] != pattern[j]) {
-                    continue outer;
+    /**
+     * Walks the constant pool and looks only at its strings: a few hundred length checks per
+     * class rather than a comparison at every byte of the file, which matters because every
+     * class the application loads comes through here. Anything it cannot read (a class file
+     * version with constants it does not know, a truncated file) counts as worth a look, so an
+     * unexpected format costs a parse, never a missed class.
+     */
+    static int scan(byte[] classFile) {
+        try {
+            int count = readU2(classFile, 8);
+            int at = 10;
+            int found = 0;
+            for (int index = 1; index < count; index++) {
+                int tag = classFile[at] & 0xFF;
+                switch (tag) {
+                    case 1: // Utf8
+                        int length = readU2(classFile, at + 1);
+                        found |= classify(classFile, at + 3, length);
+                        at += 3 + length;
+                        break;
+                    case 7: case 8: case 16: case 19: case 20: // Class, String, MethodType, Module, Package
+                        at += 3;
+                        break;
+                    case 15: // MethodHandle
+                        at += 4;
+                        break;
+                    case 3: case 4: case 9: case 10: case 11: case 12: case 17: case 18:
+                        at += 5;
+                        break;
+                    case 5: case 6: // Long, Double: two entries
+                        at += 9;
+                        index++;
+                        break;
+                    default:
+                        return ANNOTATION | ENTRY_POINT;
                 }
             }
-            return i;
+            return found;
+        } catch (ArrayIndexOutOfBoundsException truncated) {
+            return ANNOTATION | ENTRY_POINT;
         }
-        return -1;
+    }
+
+    private static int classify(byte[] data, int from, int length) {
+        if (length == JAKARTA_ENTRY_POINT.length && regionEquals(data, from, JAKARTA_ENTRY_POINT)
+                || length == JAVAX_ENTRY_POINT.length && regionEquals(data, from, JAVAX_ENTRY_POINT)) {
+            return ENTRY_POINT;
+        }
+        if (length >= ANNOTATION_MARK.length && data[from + length - 1] == ';'
+                && regionEquals(data, from + length - ANNOTATION_MARK.length, ANNOTATION_MARK)) {
+            return ANNOTATION;
+        }
+        return 0;
+    }
+
+    private static boolean regionEquals(byte[] data, int from, byte[] pattern) {
+        if (from + pattern.length > data.length) {
+            throw new ArrayIndexOutOfBoundsException(from + pattern.length);
+        }
+        for (int i = 0; i < pattern.length; i++) {
+            if (data[from + i] != pattern[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static int readU2(byte[] data, int at) {
+        return (data[at] & 0xFF) << 8 | (data[at + 1] & 0xFF);
     }
 
     private static final class Filtering extends ResettableClassFileTransformer.WithDelegation {

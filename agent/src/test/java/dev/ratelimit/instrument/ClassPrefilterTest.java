@@ -1,12 +1,21 @@
 package dev.ratelimit.instrument;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ratelimit.annotation.RateLimited;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+import org.apache.catalina.core.ApplicationFilterChain;
+import org.eclipse.jetty.ee10.servlet.ServletHandler;
 import org.junit.jupiter.api.Test;
 
 /** The byte scan that decides which class files Byte Buddy parses at all. */
@@ -24,8 +33,13 @@ class ClassPrefilterTest {
     }
 
     static final class Limited {
+        // long and double constants take two constant pool entries: the walk must not lose count
+        static final long BIG = 0x1234_5678_9ABC_DEF0L;
+        static final double HALF = 0.123456789;
+
         @RateLimited("x")
-        void call() {
+        long call() {
+            return (long) (BIG * HALF);
         }
     }
 
@@ -47,6 +61,66 @@ class ClassPrefilterTest {
         assertFalse(ClassPrefilter.mentionsServletApi(classFile("jakarta/servlet/http/HttpServletRequestWrapper")));
         assertFalse(ClassPrefilter.mentionsServletApi(classFile("javax/servlet/http/HttpServletResponseWrapper")));
         assertFalse(ClassPrefilter.mentionsServletApi(classFile("java/util/ArrayList")));
+    }
+
+    @Test
+    void aClassFileItCannotReadIsWorthALookNotAMiss() {
+        byte[] servlet = classFile("jakarta/servlet/http/HttpServlet");
+        byte[] truncated = Arrays.copyOf(servlet, servlet.length / 3);
+        assertTrue(ClassPrefilter.worthALook("x/Truncated", truncated, name -> false));
+        byte[] unknownConstant = servlet.clone();
+        unknownConstant[10] = (byte) 99; // the first constant's tag
+        assertTrue(ClassPrefilter.worthALook("x/Unknown", unknownConstant, name -> false));
+        assertTrue(ClassPrefilter.worthALook("x/Empty", new byte[0], name -> false));
+    }
+
+    /**
+     * Every class of Tomcat, Jetty's servlet module and both servlet APIs: the walk finds an
+     * entry-point descriptor exactly where the bytes hold one (a walk that lost its place in the
+     * constant pool would miss them or fail).
+     */
+    @Test
+    void theConstantPoolWalkAgreesWithAByteSearchOnWholeLibraries() throws Exception {
+        int classes = 0;
+        int entryPoints = 0;
+        for (Class<?> inJar : new Class<?>[] {ApplicationFilterChain.class, ServletHandler.class,
+                jakarta.servlet.Servlet.class, javax.servlet.Servlet.class}) {
+            File jar = new File(inJar.getProtectionDomain().getCodeSource().getLocation().toURI());
+            try (JarFile file = new JarFile(jar)) {
+                for (JarEntry entry : Collections.list(file.entries())) {
+                    if (!entry.getName().endsWith(".class") || entry.getName().contains("module-info")) {
+                        continue;
+                    }
+                    byte[] bytes;
+                    try (InputStream in = file.getInputStream(entry)) {
+                        bytes = in.readAllBytes();
+                    }
+                    boolean expected = contains(bytes, "(Ljakarta/servlet/ServletRequest;Ljakarta/servlet/ServletResponse;)V")
+                            || contains(bytes, "(Ljavax/servlet/ServletRequest;Ljavax/servlet/ServletResponse;)V");
+                    int found = ClassPrefilter.scan(bytes);
+                    assertEquals(expected ? ClassPrefilter.ENTRY_POINT : 0, found,
+                            entry.getName());
+                    classes++;
+                    entryPoints += expected ? 1 : 0;
+                }
+            }
+        }
+        assertTrue(classes > 1000, "classes walked: " + classes);
+        assertTrue(entryPoints > 10, "entry points found: " + entryPoints);
+    }
+
+    private static boolean contains(byte[] data, String text) {
+        byte[] pattern = text.getBytes(StandardCharsets.US_ASCII);
+        outer:
+        for (int i = 0; i + pattern.length <= data.length; i++) {
+            for (int j = 0; j < pattern.length; j++) {
+                if (data[i + j] != pattern[j]) {
+                    continue outer;
+                }
+            }
+            return true;
+        }
+        return false;
     }
 
     @Test

@@ -229,7 +229,10 @@ public class LimiterBenchmark {
         bh.consume(floorCounter.incrementAndGet());
     }
 
-    /** One {@code LongAdder.increment}, as each rule's metrics count every decision. */
+    /**
+     * One {@code LongAdder.increment}, as a rule's metrics count each allowed call of a keyed
+     * rule (a global fixed-window rule counts them from its window counters instead).
+     */
     @Benchmark
     public void floor_longAdder() {
         floorAdder.increment();
