@@ -1,6 +1,5 @@
 package dev.ratelimit.config;
 
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -19,12 +18,37 @@ public final class HttpMatch {
 
     private final List<String> paths;
     private final Set<String> methods;
-    private final List<Pattern> compiled;
+    private final PathTest[] compiled;
 
-    private HttpMatch(List<String> paths, Set<String> methods, List<Pattern> compiled) {
+    private HttpMatch(List<String> paths, Set<String> methods, PathTest[] compiled) {
         this.paths = paths;
         this.methods = methods;
         this.compiled = compiled;
+    }
+
+    /** One compiled path pattern. */
+    interface PathTest {
+        boolean matches(String path);
+    }
+
+    /**
+     * The cheapest test for a pattern, for normalised paths (no empty segment, no trailing
+     * {@code /}): equality for a pattern without wildcards, a prefix test for one whose only
+     * wildcard is a final {@code /**}, the regular expression otherwise. {@code HttpMatchTest}
+     * checks the first two against the expression.
+     */
+    static PathTest test(String path) {
+        Pattern regex = compilePath(path);
+        int star = path.indexOf('*');
+        if (star < 0) {
+            return path::equals;
+        }
+        if (path.endsWith("/**") && star == path.length() - 2) {
+            String prefix = path.substring(0, path.length() - 3);
+            String withSlash = prefix + "/";
+            return candidate -> candidate.startsWith(withSlash) || candidate.equals(prefix);
+        }
+        return candidate -> regex.matcher(candidate).matches();
     }
 
     /**
@@ -36,9 +60,9 @@ public final class HttpMatch {
         if (paths.isEmpty()) {
             throw new IllegalArgumentException("give at least one path, such as /api/**");
         }
-        List<Pattern> compiled = new ArrayList<>();
-        for (String path : paths) {
-            compiled.add(compilePath(path));
+        PathTest[] compiled = new PathTest[paths.size()];
+        for (int i = 0; i < compiled.length; i++) {
+            compiled[i] = test(paths.get(i));
         }
         Set<String> methodSet = new LinkedHashSet<>();
         for (String method : methods) {
@@ -48,7 +72,7 @@ public final class HttpMatch {
             }
             methodSet.add(method.toUpperCase(Locale.ROOT));
         }
-        return new HttpMatch(List.copyOf(paths), Collections.unmodifiableSet(methodSet), List.copyOf(compiled));
+        return new HttpMatch(List.copyOf(paths), Collections.unmodifiableSet(methodSet), compiled);
     }
 
     /**
@@ -111,8 +135,8 @@ public final class HttpMatch {
         if (!methods.isEmpty() && !methods.contains(method)) {
             return false;
         }
-        for (Pattern pattern : compiled) {
-            if (pattern.matcher(path).matches()) {
+        for (PathTest test : compiled) {
+            if (test.matches(path)) {
                 return true;
             }
         }

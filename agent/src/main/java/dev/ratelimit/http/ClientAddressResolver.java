@@ -28,8 +28,8 @@ import java.util.List;
  * holds a whole /64; IPv4-mapped IPv6 as IPv4. A peer that is null or not an IP literal gives
  * {@value #UNKNOWN}, one shared key, so even such requests are counted.
  *
- * <p>Thread-safe and immutable. The common path (peer not trusted) uses no regex and throws no
- * exception.
+ * <p>Thread-safe. The common path (peer not trusted) uses no regex, throws no exception, and for
+ * a recent peer address is one array read and one string comparison.
  */
 public final class ClientAddressResolver {
 
@@ -42,10 +42,18 @@ public final class ClientAddressResolver {
     /** Forwarding headers with more text in total are not believed. */
     public static final int MAX_CHAIN_CHARS = 8192;
 
+    /** Peers remembered (a power of two): most requests come from a few addresses. */
+    private static final int PEERS = 256;
+
     private final Cidr[] trustedIpv4;
     private final Cidr[] trustedIpv6;
     private final int ipv6Prefix;
     private final String ipv6Suffix;
+    /**
+     * What recent peer addresses say on their own, one per slot by hash; a slot is overwritten by
+     * the next address that falls in it. Entries are immutable, so a racy read sees a whole one.
+     */
+    private final Peer[] peers = new Peer[PEERS];
 
     /** Sorts the trusted blocks by family once, so a lookup only tries blocks that can match. */
     public ClientAddressResolver(ClientConfig client) {
@@ -71,20 +79,57 @@ public final class ClientAddressResolver {
      *     {@value #UNKNOWN}
      */
     public String clientKey(String peerAddress, List<String> xForwardedFor, List<String> forwarded) {
-        byte[] peer = IpLiterals.parse(peerAddress, false);
-        if (peer == null) {
-            return UNKNOWN;
-        }
-        if (!isTrusted(peer) || (xForwardedFor.isEmpty() && forwarded.isEmpty())) {
-            return key(peer);
+        Peer peer = peer(peerAddress);
+        if (!peer.trusted || (xForwardedFor.isEmpty() && forwarded.isEmpty())) {
+            return peer.key;
         }
         String chain = joinBounded(xForwardedFor.isEmpty() ? forwarded : xForwardedFor);
         if (chain == null) {
-            return key(peer);
+            return peer.key;
         }
         List<String> entries = xForwardedFor.isEmpty() ? forwardedNodes(chain) : xForwardedForEntries(chain);
         byte[] client = entries == null ? null : rightMostUntrusted(entries);
-        return key(client == null ? peer : client);
+        return client == null ? peer.key : key(client);
+    }
+
+    /**
+     * The key of a request from {@code peerAddress} when the peer is not a trusted proxy (the
+     * forwarding headers are not read then), or null when it is one.
+     */
+    public String untrustedPeerKey(String peerAddress) {
+        Peer peer = peer(peerAddress);
+        return peer.trusted ? null : peer.key;
+    }
+
+    private Peer peer(String address) {
+        if (address == null) {
+            return Peer.UNPARSABLE;
+        }
+        int slot = address.hashCode() & (PEERS - 1);
+        Peer known = peers[slot];
+        if (known != null && known.address.equals(address)) {
+            return known;
+        }
+        byte[] parsed = IpLiterals.parse(address, false);
+        Peer peer = parsed == null ? new Peer(address, false, UNKNOWN)
+                : new Peer(address, isTrusted(parsed), key(parsed));
+        peers[slot] = peer;
+        return peer;
+    }
+
+    /** A peer address, whether it is a trusted proxy, and its own key. */
+    private static final class Peer {
+        static final Peer UNPARSABLE = new Peer("", false, UNKNOWN);
+
+        final String address;
+        final boolean trusted;
+        final String key;
+
+        Peer(String address, boolean trusted, String key) {
+            this.address = address;
+            this.trusted = trusted;
+            this.key = key;
+        }
     }
 
     private boolean isTrusted(byte[] address) {

@@ -25,8 +25,12 @@ final class RequestFacts implements RequestKeys {
     public String clientIp() {
         String ip = clientIp;
         if (ip == null) {
-            ip = clients.clientKey(api.remoteAddr(request), api.headers(request, "X-Forwarded-For"),
-                    api.headers(request, "Forwarded"));
+            String peer = api.remoteAddr(request);
+            ip = clients.untrustedPeerKey(peer);
+            if (ip == null) {
+                // a trusted proxy: only now are its forwarding headers worth reading
+                ip = clients.clientKey(peer, api.headers(request, "X-Forwarded-For"), api.headers(request, "Forwarded"));
+            }
             clientIp = ip;
         }
         return ip;

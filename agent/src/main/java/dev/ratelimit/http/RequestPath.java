@@ -39,6 +39,55 @@ public final class RequestPath {
      * @return the normalised path within the application, {@code /} at least
      */
     public static String normalize(String rawRequestUri, String rawContextPath) {
+        // Nearly every request URI is normal already: then the work below would give it back
+        // unchanged (less the context path), so skip it.
+        if (isNormal(rawRequestUri)) {
+            if (rawContextPath == null || rawContextPath.isEmpty()) {
+                return rawRequestUri;
+            }
+            if (isNormal(rawContextPath) && !rawContextPath.equals("/")) {
+                if (!rawRequestUri.startsWith(rawContextPath)) {
+                    return rawRequestUri;
+                }
+                int length = rawContextPath.length();
+                if (rawRequestUri.length() == length) {
+                    return "/";
+                }
+                if (rawRequestUri.charAt(length) == '/') {
+                    return rawRequestUri.substring(length);
+                }
+                return rawRequestUri;
+            }
+        }
+        return normalizeSlowly(rawRequestUri, rawContextPath);
+    }
+
+    /**
+     * Whether {@code uri} is its own normal form: it starts with {@code /}, and has no query,
+     * fragment, backslash, path parameter, escape, empty segment, trailing {@code /} (unless it is
+     * {@code /}) or segment starting with {@code .}.
+     */
+    static boolean isNormal(String uri) {
+        if (uri == null || uri.isEmpty() || uri.length() > MAX_CHARS || uri.charAt(0) != '/') {
+            return false;
+        }
+        if (uri.length() == 1) {
+            return true;
+        }
+        char previous = '/';
+        for (int i = 1; i < uri.length(); i++) {
+            char c = uri.charAt(i);
+            if (c == '?' || c == '#' || c == '\\' || c == ';' || c == '%'
+                    || previous == '/' && (c == '/' || c == '.')) {
+                return false;
+            }
+            previous = c;
+        }
+        return previous != '/';
+    }
+
+    /** The normal form, worked out step by step (see the class comment). */
+    static String normalizeSlowly(String rawRequestUri, String rawContextPath) {
         List<String> path = segments(rawRequestUri);
         List<String> context = segments(rawContextPath);
         int skip = startsWith(path, context) ? context.size() : 0;

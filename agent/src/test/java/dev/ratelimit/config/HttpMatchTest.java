@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
+import java.util.Random;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -86,5 +87,29 @@ class HttpMatchTest {
         HttpMatch match = paths("/a+b/(x)/$");
         assertTrue(match.matches("GET", "/a+b/(x)/$"));
         assertFalse(match.matches("GET", "/aab/x/"));
+    }
+
+    /**
+     * The shortcuts (equality, prefix) agree with the regular expression on normalised paths made
+     * from a small alphabet chosen to hit the edges: shared prefixes, dots, stars, nesting.
+     */
+    @Test
+    void shortcutsAgreeWithTheRegularExpression() {
+        Random random = new Random(6);
+        String[] words = {"api", "ap", "apix", "a", "v1", "x.y", "**", "*", "internal", "."};
+        List<String> patterns = List.of("/", "/**", "/api", "/api/**", "/api/v1/**", "/ap/**", "/a/x.y",
+                "/internal/**", "/api/v1", "/x.y/**");
+        for (int i = 0; i < 20_000; i++) {
+            StringBuilder path = new StringBuilder();
+            int segments = random.nextInt(5);
+            for (int s = 0; s < segments; s++) {
+                path.append('/').append(words[random.nextInt(words.length)]);
+            }
+            String normalised = path.length() == 0 ? "/" : path.toString();
+            for (String pattern : patterns) {
+                assertEquals(HttpMatch.compilePath(pattern).matcher(normalised).matches(),
+                        HttpMatch.test(pattern).matches(normalised), pattern + " against " + normalised);
+            }
+        }
     }
 }

@@ -312,4 +312,33 @@ class ClientAddressResolverTest {
         assertEquals("127.0.0.1", fwd("127.0.0.1", hundred));
         assertEquals("127.0.0.1", fwd("127.0.0.1", "for=192.0.2.1;ext=\"" + "x".repeat(9000) + "\""));
     }
+
+    /**
+     * Peers are remembered in a small table: thousands of addresses (many sharing a slot), each
+     * asked three times and interleaved, get the answers a fresh resolver gives.
+     */
+    @Test
+    void rememberedPeersGiveTheSameAnswersAsFreshOnes() {
+        ClientAddressResolver remembering = resolver(64, "10.0.0.0/8", "2001:db8::/32");
+        List<String> addresses = new java.util.ArrayList<>();
+        for (int i = 0; i < 3000; i++) {
+            addresses.add((i % 3 == 0 ? "10.1." : "198.51.") + (i / 256) + "." + (i % 256));
+            addresses.add("2001:db8:" + Integer.toHexString(i) + "::1");
+            addresses.add("2001:db9:" + Integer.toHexString(i) + "::1");
+        }
+        addresses.add("not an address");
+        addresses.add("");
+        addresses.add(null);
+        List<String> chain = List.of("203.0.113.9");
+        for (int round = 0; round < 3; round++) {
+            for (String address : addresses) {
+                ClientAddressResolver fresh = resolver(64, "10.0.0.0/8", "2001:db8::/32");
+                assertEquals(fresh.clientKey(address, chain, List.of()), remembering.clientKey(address, chain, List.of()),
+                        address);
+                String untrusted = remembering.untrustedPeerKey(address);
+                boolean trusted = address != null && (address.startsWith("10.") || address.startsWith("2001:db8:"));
+                assertEquals(trusted ? null : fresh.clientKey(address, List.of(), List.of()), untrusted, address);
+            }
+        }
+    }
 }

@@ -217,4 +217,30 @@ class RequestPathTest {
         assertTrue(api.matches("GET", path("/api")));
         assertTrue(api.matches("GET", path("/api%2Fsecret")));
     }
+
+    /**
+     * The shortcut for URIs that are normal already gives what the full normalisation gives, for
+     * random URIs and context paths over an alphabet of the characters the normalisation treats
+     * specially.
+     */
+    @Test
+    void theShortcutAgreesWithTheFullNormalisation() {
+        Random random = new Random(7);
+        String[] pieces = {"/", "/", "/", "a", "api", "ctx", ".", "..", "%2F", "%41", ";p", "?q", "#f", "\\", "/.x", "ctxx"};
+        String[] contexts = {"", null, "/ctx", "/c", "/ctx/", "/", "/%63tx", "/ctx;x"};
+        int shortcuts = 0;
+        for (int i = 0; i < 50_000; i++) {
+            StringBuilder uri = new StringBuilder();
+            int length = random.nextInt(7);
+            for (int p = 0; p < length; p++) {
+                uri.append(pieces[random.nextInt(pieces.length)]);
+            }
+            String context = contexts[random.nextInt(contexts.length)];
+            String raw = uri.toString();
+            assertEquals(RequestPath.normalizeSlowly(raw, context), RequestPath.normalize(raw, context),
+                    raw + " in context " + context);
+            shortcuts += RequestPath.isNormal(raw) ? 1 : 0;
+        }
+        assertTrue(shortcuts > 1000, "the shortcut was taken " + shortcuts + " times");
+    }
 }
