@@ -48,11 +48,26 @@ public final class RuleFileWatcher {
      * @param current the rules now in force, loaded from {@code file}: their content is the baseline
      */
     public RuleFileWatcher(Path file, Function<String, String> env, RuleSet current, Listener listener) {
+        this(file, env, current, listener, null);
+    }
+
+    /**
+     * @param current the rules now in force, loaded from {@code file}
+     * @param baseline {@link #baseline} taken when {@code current} was loaded (an edit made since
+     *     then is then seen as one), or null to take it now
+     */
+    public RuleFileWatcher(Path file, Function<String, String> env, RuleSet current, Listener listener,
+            byte[] baseline) {
         this.file = file;
         this.env = env;
         this.listener = listener;
         this.tokenFiles = tokenFiles(current);
-        this.applied = fingerprint();
+        this.applied = baseline != null ? baseline : fingerprint();
+    }
+
+    /** The content of the rule file and its token files now, as a watcher created later compares it. */
+    public static byte[] baseline(Path file, RuleSet current) {
+        return new RuleFileWatcher(file, name -> null, current, null, null).applied;
     }
 
     /** Starts watching on a daemon thread. */

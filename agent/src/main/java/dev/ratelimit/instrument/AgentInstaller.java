@@ -11,6 +11,7 @@ import dev.ratelimit.bootstrap.RateLimitBridge;
 import dev.ratelimit.config.ConfigError;
 import dev.ratelimit.config.ConfigException;
 import dev.ratelimit.config.ConfigLoader;
+import dev.ratelimit.config.RuleFileWatcher;
 import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.http.HttpRequests;
 import dev.ratelimit.jmx.JmxRegistry;
@@ -99,19 +100,25 @@ public final class AgentInstaller {
             return;
         }
         if (attached) {
-            start(instrumentation, configPath, ruleSet, null);
+            start(instrumentation, configPath, ruleSet, null, null);
             return;
         }
         // at start-up, only what must stop a bad start happens before main: the rest is built
         // while the application starts, behind the gate (see StartupGate)
+        byte[] baseline = RuleFileWatcher.baseline(configPath, ruleSet);
         StartupGate gate = new StartupGate(ruleSet, AgentInstaller.class.getClassLoader());
+        gate.rememberLoaded(instrumentation.getAllLoadedClasses());
         instrumentation.addTransformer(gate, true);
         gate.startBuilding(() -> {
             try {
-                start(instrumentation, configPath, ruleSet, gate);
+                start(instrumentation, configPath, ruleSet, gate, baseline);
             } catch (Throwable t) {
-                gate.fail();
-                System.err.println("[rate-limit-agent] could not start; the application runs without rate limits: " + t);
+                if (gate.fail()) {
+                    System.err.println("[rate-limit-agent] could not start; the application runs without rate limits: " + t);
+                } else {
+                    // the transformer is in force: only what came after it (JMX, hot reload) is missing
+                    RateLimitBridge.agentError("finishing start-up (JMX beans or rule file watching may be missing)", t);
+                }
             }
         });
     }
@@ -120,7 +127,8 @@ public final class AgentInstaller {
      * Builds the runtime and the transformer: registered directly after an attach (which then
      * retransforms the loaded classes), handed to the start-up gate otherwise.
      */
-    private static void start(Instrumentation instrumentation, Path configPath, RuleSet ruleSet, StartupGate gate) {
+    private static void start(Instrumentation instrumentation, Path configPath, RuleSet ruleSet, StartupGate gate,
+            byte[] baseline) {
         boolean attached = gate == null;
         long started = System.nanoTime();
         AgentInstaller agent = new AgentInstaller(instrumentation, configPath, ruleSet);
@@ -133,7 +141,7 @@ public final class AgentInstaller {
         }
         agent.jmx.registerAgent(agent.reloader);
         agent.jmx.sync(agent.rules.names());
-        agent.reloader.watch(ruleSet);
+        agent.reloader.watch(ruleSet, baseline);
         String summary = "rate-limit-agent " + Version.VERSION + " started"
                 + (attached ? " (attached to a running JVM)" : "") + ": config " + configPath + ", store "
                 + ruleSet.store().type().yamlName() + ", " + agent.rules.describe()

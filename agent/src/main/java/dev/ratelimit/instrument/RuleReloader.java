@@ -30,10 +30,14 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
         this.configPath = configPath;
     }
 
-    /** Starts watching, with the rules now in force as the baseline. */
-    void watch(RuleSet current) {
+    /**
+     * Starts watching, with the rules now in force as the baseline.
+     *
+     * @param baseline {@code RuleFileWatcher.baseline} taken when {@code current} was read, or null
+     */
+    void watch(RuleSet current, byte[] baseline) {
         lastReloadOutcome = "started with " + current.rules().size() + " rules";
-        new RuleFileWatcher(configPath, System::getenv, current, this).start();
+        new RuleFileWatcher(configPath, System::getenv, current, this, baseline).start();
     }
 
     @Override

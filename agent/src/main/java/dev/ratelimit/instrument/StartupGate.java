@@ -37,20 +37,26 @@ import java.util.function.Predicate;
  * come through it too).
  *
  * <p>The background thread never waits on the gate (nor does any class of the agent's own loader
- * or of the bootstrap loader, which the transformer ignores anyway). A wait is bounded by
- * {@link #MAX_WAIT_MILLIS} so that a cycle we cannot foresee (a class loaded inside a static
- * initializer the background thread also needs) costs a delay, not a hang: such a class is
- * defined as it is and retransformed as soon as the transformer is ready.
+ * or of the bootstrap loader, which the transformer ignores anyway): a class it loads that might
+ * need advice is defined as it is and retransformed once the transformer is ready. A wait is
+ * bounded by {@link #MAX_WAIT_MILLIS} so that a cycle we cannot foresee (a class loaded inside a
+ * static initializer the background thread also needs) costs a delay, not a hang: such a class
+ * is retransformed the same way. So are the classes already loaded when the gate was registered
+ * (another agent's premain may have loaded application classes), as {@code installOn} would.
  */
 final class StartupGate implements ClassFileTransformer {
     private static final System.Logger LOG = System.getLogger("dev.ratelimit");
     static final long MAX_WAIT_MILLIS = 10_000;
+    /** How often, and how far apart, to look for a class that could not wait (up to 2 s in all). */
+    private static final int ESCAPE_ATTEMPTS = 40;
+    private static final long ESCAPE_RETRY_MILLIS = 50;
 
     private final Predicate<String> namedByRules;
     private final ClassLoader agentLoader;
     private final long maxWaitMillis;
     private final CountDownLatch settled = new CountDownLatch(1);
     private final List<Escaped> escaped = new ArrayList<>();
+    private final List<Class<?>> loadedBefore = new ArrayList<>();
     private volatile ClassFileTransformer transformer;
     private volatile boolean failed;
     private volatile Thread builder;
@@ -78,6 +84,22 @@ final class StartupGate implements ClassFileTransformer {
         this.maxWaitMillis = maxWaitMillis;
     }
 
+    /**
+     * The classes loaded before the gate was registered: those of application class loaders are
+     * offered to the transformer again once it is ready (JDK and agent classes never need it).
+     */
+    void rememberLoaded(Class<?>[] classes) {
+        for (Class<?> type : classes) {
+            ClassLoader loader = type.getClassLoader();
+            String name = type.getName();
+            if (loader != null && loader != agentLoader && loader != ClassLoader.getPlatformClassLoader()
+                    && !name.startsWith("java.") && !name.startsWith("jdk.") && !name.startsWith("sun.")
+                    && !name.startsWith("com.sun.") && !type.isArray() && !type.isPrimitive()) {
+                loadedBefore.add(type);
+            }
+        }
+    }
+
     /** Runs {@code build} on a daemon thread; it ends with {@link #open} or {@link #fail}. */
     void startBuilding(Runnable build) {
         Thread thread = new Thread(build, "rate-limit-agent-start");
@@ -93,38 +115,83 @@ final class StartupGate implements ClassFileTransformer {
     void open(ClassFileTransformer ready, Instrumentation instrumentation) {
         transformer = ready;
         settled.countDown();
-        List<Escaped> late;
-        synchronized (escaped) {
-            late = new ArrayList<>(escaped);
-            escaped.clear();
-        }
-        if (late.isEmpty()) {
-            return;
-        }
         List<Class<?>> classes = new ArrayList<>();
-        for (Class<?> type : instrumentation.getAllLoadedClasses()) {
-            for (Escaped one : late) {
-                if (one.is(type) && instrumentation.isModifiableClass(type)) {
-                    classes.add(type);
+        for (Class<?> type : loadedBefore) {
+            if (instrumentation.isModifiableClass(type)) {
+                classes.add(type);
+            }
+        }
+        loadedBefore.clear();
+        // A class that could not wait is defined only after its transform call returns: it may
+        // not be loaded yet when we first look, so look again for a while.
+        for (int attempt = 0; attempt < ESCAPE_ATTEMPTS; attempt++) {
+            List<Escaped> late;
+            synchronized (escaped) {
+                late = new ArrayList<>(escaped);
+            }
+            if (late.isEmpty()) {
+                break;
+            }
+            List<Escaped> found = new ArrayList<>();
+            for (Class<?> type : instrumentation.getAllLoadedClasses()) {
+                for (Escaped one : late) {
+                    if (one.is(type)) {
+                        found.add(one);
+                        if (instrumentation.isModifiableClass(type)) {
+                            classes.add(type);
+                        }
+                    }
                 }
             }
+            synchronized (escaped) {
+                escaped.removeAll(found);
+                escaped.removeIf(Escaped::isGone);
+                if (escaped.isEmpty()) {
+                    break;
+                }
+            }
+            sleep(ESCAPE_RETRY_MILLIS);
+        }
+        synchronized (escaped) {
+            for (Escaped one : escaped) {
+                LOG.log(Level.WARNING, "rate-limit-agent: " + one.name + " was loaded before the agent was ready and"
+                        + " could not be found to instrument it; it runs without limits");
+            }
+            escaped.clear();
+        }
+        if (classes.isEmpty()) {
+            return;
         }
         try {
-            if (!classes.isEmpty()) {
-                instrumentation.retransformClasses(classes.toArray(new Class<?>[0]));
-            }
-            LOG.log(Level.INFO, "rate-limit-agent: retransformed " + classes.size()
-                    + " classes loaded while the agent was starting");
+            instrumentation.retransformClasses(classes.toArray(new Class<?>[0]));
+            LOG.log(Level.DEBUG, "rate-limit-agent: offered " + classes.size()
+                    + " classes loaded before the agent was ready to the transformer");
         } catch (Exception | LinkageError e) {
             LOG.log(Level.WARNING, "rate-limit-agent: could not retransform " + classes.size()
-                    + " classes loaded while the agent was starting: " + e);
+                    + " classes loaded before the agent was ready: " + e);
         }
     }
 
-    /** The transformer could not be built: let every class through untouched from now on. */
-    void fail() {
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * The transformer could not be built: let every class through untouched from now on.
+     *
+     * @return false if the transformer was already in force (then nothing changes)
+     */
+    boolean fail() {
+        if (transformer != null) {
+            return false;
+        }
         failed = true;
         settled.countDown();
+        return true;
     }
 
     /** Whether the background build has finished, successfully or not. */
@@ -141,8 +208,12 @@ final class StartupGate implements ClassFileTransformer {
         }
         ClassFileTransformer ready = transformer;
         if (ready == null) {
-            if (failed || Thread.currentThread() == builder
-                    || !ClassPrefilter.worthALook(internalName, classFile, namedByRules)) {
+            if (failed || !ClassPrefilter.worthALook(internalName, classFile, namedByRules)) {
+                return null;
+            }
+            if (Thread.currentThread() == builder) {
+                // never wait on ourselves: defined as it is, retransformed when ready
+                escape(loader, internalName);
                 return null;
             }
             ready = await(loader, internalName);
@@ -172,16 +243,24 @@ final class StartupGate implements ClassFileTransformer {
                 Thread.currentThread().interrupt();
             }
         }
-        synchronized (escaped) {
-            if (transformer == null) {
-                escaped.add(new Escaped(loader, internalName.replace('/', '.')));
-                LOG.log(Level.WARNING, "rate-limit-agent: " + internalName.replace('/', '.') + " was loaded before the"
-                        + " agent was ready (waited " + maxWaitMillis + " ms); it will be instrumented when it is");
-                return null;
-            }
+        if (escape(loader, internalName)) {
+            LOG.log(Level.WARNING, "rate-limit-agent: " + internalName.replace('/', '.') + " was loaded before the"
+                    + " agent was ready (waited " + maxWaitMillis + " ms); it will be instrumented when it is");
+            return null;
         }
         // ready between the timeout and the lock
         return transformer;
+    }
+
+    /** Records a class defined untransformed; false if the transformer became ready meanwhile. */
+    private boolean escape(ClassLoader loader, String internalName) {
+        synchronized (escaped) {
+            if (transformer != null) {
+                return false;
+            }
+            escaped.add(new Escaped(loader, internalName.replace('/', '.')));
+            return true;
+        }
     }
 
     /** A class defined untransformed because the transformer was late. */
@@ -196,6 +275,10 @@ final class StartupGate implements ClassFileTransformer {
 
         boolean is(Class<?> type) {
             return type.getName().equals(name) && type.getClassLoader() == loader.get();
+        }
+
+        boolean isGone() {
+            return loader.get() == null;
         }
     }
 }

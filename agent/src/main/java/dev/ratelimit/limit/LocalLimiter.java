@@ -4,6 +4,7 @@ import dev.ratelimit.config.Algorithm;
 import dev.ratelimit.config.LimitSpec;
 import dev.ratelimit.config.RuleConfig;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The limits of one rule over its keys, counted in this JVM.
@@ -27,6 +28,7 @@ public final class LocalLimiter implements Limiter {
     private final LimitAlgorithm[] limits;
     private final KeyStore store;
     private final AllowedTally tally;
+    private final AtomicLong highestAllowed = new AtomicLong();
 
     private LocalLimiter(LimitAlgorithm[] limits, KeyStore store, AllowedTally tally) {
         this.limits = limits;
@@ -104,8 +106,10 @@ public final class LocalLimiter implements Limiter {
             return 0;
         }
         // sealed counts first: a window sealed in between is then missed by this one read rather
-        // than counted twice
+        // than counted twice. A read is thus never above the true count, and the largest read so
+        // far is given, so the metric never goes down (an exporter would take that for a reset).
         long sealed = tally.sealed();
-        return sealed + limits[0].allowedInLiveWindow(store.state(null)[0]);
+        long read = sealed + limits[0].allowedInLiveWindow(store.state(null)[0]);
+        return highestAllowed.accumulateAndGet(read, Math::max);
     }
 }

@@ -107,18 +107,64 @@ class StartupGateTest {
     }
 
     @Test
-    void theThreadBuildingTheTransformerNeverWaitsOnIt() throws Exception {
+    void theThreadBuildingTheTransformerNeverWaitsOnItAndWhatItLoadsIsRetransformed() throws Exception {
         StartupGate gate = new StartupGate(noRules(), AGENT, NEVER_MILLIS);
+        Class<?> servlet = Class.forName("jakarta.servlet.http.HttpServlet");
         CompletableFuture<byte[]> result = new CompletableFuture<>();
         gate.startBuilding(() -> {
             try {
-                result.complete(gate.transform((Module) null, APP, "jakarta/servlet/http/HttpServlet", null, null, SERVLET));
+                result.complete(gate.transform((Module) null, servlet.getClassLoader(), "jakarta/servlet/http/HttpServlet",
+                        null, null, SERVLET));
             } catch (Throwable t) {
                 result.completeExceptionally(t);
             }
         });
         assertNull(result.get(10, TimeUnit.SECONDS));
         assertFalse(gate.isSettled());
+        List<Class<?>> retransformed = new ArrayList<>();
+        gate.open(transformer, instrumentation(retransformed, String.class, servlet));
+        assertEquals(List.of(servlet), retransformed);
+    }
+
+    @Test
+    void applicationClassesLoadedBeforeTheGateAreOfferedToTheTransformer() throws Exception {
+        StartupGate gate = new StartupGate(noRules(), AGENT, NEVER_MILLIS);
+        Class<?> servlet = Class.forName("jakarta.servlet.http.HttpServlet");
+        // a JDK class of the boot loader and one of the application loader, an application class
+        gate.rememberLoaded(new Class<?>[] {String.class, Class.forName("sun.launcher.LauncherHelper"), servlet,
+                StartupGateTest.class});
+        List<Class<?>> retransformed = new ArrayList<>();
+        gate.open(transformer, instrumentation(retransformed));
+        assertEquals(List.of(servlet, StartupGateTest.class), retransformed);
+    }
+
+    @Test
+    void aLateFailureLeavesTheTransformerInForce() throws Exception {
+        StartupGate gate = new StartupGate(noRules(), AGENT, NEVER_MILLIS);
+        gate.open(transformer, null);
+        assertFalse(gate.fail(), "already open: nothing to undo");
+        assertArrayEquals(TRANSFORMED, gate.transform((Module) null, APP, "jakarta/servlet/http/HttpServlet", null,
+                null, SERVLET));
+    }
+
+    /** An instrumentation whose loaded classes are {@code loaded}, recording what is retransformed. */
+    private static Instrumentation instrumentation(List<Class<?>> retransformed, Class<?>... loaded) {
+        return (Instrumentation) Proxy.newProxyInstance(APP, new Class<?>[] {Instrumentation.class},
+                (proxy, method, args) -> {
+                    switch (method.getName()) {
+                        case "getAllLoadedClasses":
+                            return loaded;
+                        case "isModifiableClass":
+                            return true;
+                        case "retransformClasses":
+                            for (Object type : (Object[]) args[0]) {
+                                retransformed.add((Class<?>) type);
+                            }
+                            return null;
+                        default:
+                            throw new UnsupportedOperationException(method.getName());
+                    }
+                });
     }
 
     @Test
@@ -126,7 +172,7 @@ class StartupGateTest {
         StartupGate gate = new StartupGate(noRules(), AGENT, NEVER_MILLIS);
         Future<byte[]> waiting = load(gate, APP, "jakarta/servlet/http/HttpServlet", SERVLET);
         assertWaiting(waiting);
-        gate.fail();
+        assertTrue(gate.fail());
         assertNull(waiting.get(10, TimeUnit.SECONDS));
         assertNull(gate.transform((Module) null, APP, "jakarta/servlet/http/HttpServlet", null, null, SERVLET));
         assertTrue(gate.isSettled());
