@@ -188,22 +188,7 @@ class StartupGateTest {
                 null, SERVLET));
         assertTrue(System.nanoTime() - started >= TimeUnit.MILLISECONDS.toNanos(200), "waited the bound first");
         List<Class<?>> retransformed = new ArrayList<>();
-        Instrumentation instrumentation = (Instrumentation) Proxy.newProxyInstance(APP,
-                new Class<?>[] {Instrumentation.class}, (proxy, method, args) -> {
-                    switch (method.getName()) {
-                        case "getAllLoadedClasses":
-                            return new Class<?>[] {String.class, servlet, ArrayList.class};
-                        case "isModifiableClass":
-                            return true;
-                        case "retransformClasses":
-                            for (Object type : (Object[]) args[0]) {
-                                retransformed.add((Class<?>) type);
-                            }
-                            return null;
-                        default:
-                            throw new UnsupportedOperationException(method.getName());
-                    }
-                });
+        Instrumentation instrumentation = instrumentation(retransformed, String.class, servlet, ArrayList.class);
         gate.open(transformer, instrumentation);
         assertEquals(1, retransformed.size());
         assertSame(servlet, retransformed.get(0));
