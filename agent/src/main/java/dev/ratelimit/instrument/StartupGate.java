@@ -109,8 +109,9 @@ final class StartupGate implements ClassFileTransformer {
     }
 
     /**
-     * The transformer is ready: from now on every class goes through it, and the classes that
-     * could not wait (if any) are retransformed.
+     * The transformer is ready: from now on every class goes through it. The application classes
+     * loaded before the gate, and those defined without it (they could not wait, or the start
+     * thread loaded them), are retransformed.
      */
     void open(ClassFileTransformer ready, Instrumentation instrumentation) {
         transformer = ready;
