@@ -43,25 +43,12 @@ final class ClassPrefilter implements AgentBuilder.TransformerDecorator {
     }
 
     /**
-     * Whether a class may need instrumenting: it names the annotation or a servlet API type, or
+     * Whether a class may need instrumenting: it names the annotation or a servlet entry point, or
      * {@code namesClass} (given the binary name) says a method rule names it.
      */
     static boolean worthALook(String internalName, byte[] classFile, Predicate<String> namesClass) {
         return classFile != null && (scan(classFile) != 0
                 || (internalName != null && namesClass.test(internalName.replace('/', '.'))));
-    }
-
-    static boolean mentionsAnnotation(byte[] classFile) {
-        return (scan(classFile) & ANNOTATION) != 0;
-    }
-
-    /**
-     * A class declaring {@code doFilter} or {@code service} of {@code (ServletRequest,
-     * ServletResponse)} holds that descriptor (so does one calling such a method: a few more
-     * parses, never a miss).
-     */
-    static boolean mentionsServletApi(byte[] classFile) {
-        return (scan(classFile) & ENTRY_POINT) != 0;
     }
 
     /**

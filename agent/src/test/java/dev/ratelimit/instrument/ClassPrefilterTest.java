@@ -32,6 +32,15 @@ class ClassPrefilterTest {
         }
     }
 
+    /** A class declaring doFilter/service(ServletRequest, ServletResponse) holds that descriptor. */
+    static boolean mentionsServletApi(byte[] classFile) {
+        return (ClassPrefilter.scan(classFile) & ClassPrefilter.ENTRY_POINT) != 0;
+    }
+
+    static boolean mentionsAnnotation(byte[] classFile) {
+        return (ClassPrefilter.scan(classFile) & ClassPrefilter.ANNOTATION) != 0;
+    }
+
     static final class Limited {
         // long and double constants take two constant pool entries: the walk must not lose count
         static final long BIG = 0x1234_5678_9ABC_DEF0L;
@@ -46,21 +55,21 @@ class ClassPrefilterTest {
     @Test
     void entryPointsOfBothServletNamespacesAreLookedAt() {
         // declare service(ServletRequest, ServletResponse)
-        assertTrue(ClassPrefilter.mentionsServletApi(classFile("jakarta/servlet/GenericServlet")));
-        assertTrue(ClassPrefilter.mentionsServletApi(classFile("jakarta/servlet/http/HttpServlet")));
-        assertTrue(ClassPrefilter.mentionsServletApi(classFile("javax/servlet/http/HttpServlet")));
+        assertTrue(mentionsServletApi(classFile("jakarta/servlet/GenericServlet")));
+        assertTrue(mentionsServletApi(classFile("jakarta/servlet/http/HttpServlet")));
+        assertTrue(mentionsServletApi(classFile("javax/servlet/http/HttpServlet")));
         // declare doFilter(ServletRequest, ServletResponse): Tomcat's and Jetty's filter chains
-        assertTrue(ClassPrefilter.mentionsServletApi(classFile("org/apache/catalina/core/ApplicationFilterChain")));
-        assertTrue(ClassPrefilter.mentionsServletApi(classFile("org/eclipse/jetty/ee10/servlet/ServletHandler$Chain")));
-        assertTrue(ClassPrefilter.mentionsServletApi(classFile("org/eclipse/jetty/ee10/servlet/ServletHandler$ChainEnd")));
+        assertTrue(mentionsServletApi(classFile("org/apache/catalina/core/ApplicationFilterChain")));
+        assertTrue(mentionsServletApi(classFile("org/eclipse/jetty/ee10/servlet/ServletHandler$Chain")));
+        assertTrue(mentionsServletApi(classFile("org/eclipse/jetty/ee10/servlet/ServletHandler$ChainEnd")));
     }
 
     @Test
     void classesThatOnlyUseTheServletApiAreNot() {
         // both name ServletRequest and ServletResponse types, neither declares an entry point
-        assertFalse(ClassPrefilter.mentionsServletApi(classFile("jakarta/servlet/http/HttpServletRequestWrapper")));
-        assertFalse(ClassPrefilter.mentionsServletApi(classFile("javax/servlet/http/HttpServletResponseWrapper")));
-        assertFalse(ClassPrefilter.mentionsServletApi(classFile("java/util/ArrayList")));
+        assertFalse(mentionsServletApi(classFile("jakarta/servlet/http/HttpServletRequestWrapper")));
+        assertFalse(mentionsServletApi(classFile("javax/servlet/http/HttpServletResponseWrapper")));
+        assertFalse(mentionsServletApi(classFile("java/util/ArrayList")));
     }
 
     @Test
@@ -127,8 +136,8 @@ class ClassPrefilterTest {
     void theAnnotationOrARuleNamingTheClassIsEnough() {
         byte[] limited = classFile("dev/ratelimit/instrument/ClassPrefilterTest$Limited");
         byte[] plain = classFile("java/util/ArrayList");
-        assertTrue(ClassPrefilter.mentionsAnnotation(limited));
-        assertFalse(ClassPrefilter.mentionsAnnotation(plain));
+        assertTrue(mentionsAnnotation(limited));
+        assertFalse(mentionsAnnotation(plain));
         assertTrue(ClassPrefilter.worthALook("dev/ratelimit/instrument/ClassPrefilterTest$Limited", limited, name -> false));
         assertFalse(ClassPrefilter.worthALook("java/util/ArrayList", plain, name -> false));
         assertTrue(ClassPrefilter.worthALook("java/util/ArrayList", plain, "java.util.ArrayList"::equals));
