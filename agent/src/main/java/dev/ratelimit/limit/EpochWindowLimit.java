@@ -15,9 +15,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * the window's end, and the increment: no division (the window id is computed only when a window
  * ends).
  *
- * <p>With a {@link AllowedTally}, the counters double as the rule's count of allowed calls: the
- * thread that replaces a window's counter seals it and adds the calls it allowed to the tally;
- * a call that reaches a sealed counter counts itself.
+ * <p>With a {@link AllowedTally}, the counters double as the rule's count of allowed calls: a
+ * counter is opened in the tally before it is installed; the thread that replaces it seals it
+ * and adds the calls it allowed to the tally, as does {@link #close} for the counter of a key
+ * leaving the store; a call that reaches a sealed counter counts itself.
  */
 abstract class EpochWindowLimit implements LimitAlgorithm {
     final long limit;
@@ -32,18 +33,23 @@ abstract class EpochWindowLimit implements LimitAlgorithm {
 
     @Override
     public final Object newState(boolean exhausted) {
+        WindowCounter first;
         if (!exhausted) {
-            return new AtomicReference<>(new WindowCounter(Long.MIN_VALUE, 0, Long.MIN_VALUE, 0));
+            first = new WindowCounter(Long.MIN_VALUE, 0, Long.MIN_VALUE, 0);
+        } else {
+            long id = CoarseClock.millis() / windowMillis;
+            first = new WindowCounter(id, 0, (id + 1) * windowMillis, limit);
         }
-        long id = CoarseClock.millis() / windowMillis;
-        return new AtomicReference<>(new WindowCounter(id, 0, (id + 1) * windowMillis, limit));
+        if (tally != null) {
+            tally.open(first);
+        }
+        return new WindowState(first);
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public final long acquire(Object state) {
         long now = CoarseClock.millis();
-        AtomicReference<WindowCounter> current = (AtomicReference<WindowCounter>) state;
+        WindowState current = (WindowState) state;
         WindowCounter counter = current.get();
         if (now >= counter.end) {
             counter = advance(current, counter, now);
@@ -63,29 +69,58 @@ abstract class EpochWindowLimit implements LimitAlgorithm {
      * call. A counter from a later window (another thread read the clock a tick later, or the
      * clock stepped back) is used as is.
      */
-    private WindowCounter advance(AtomicReference<WindowCounter> current, WindowCounter counter, long now) {
+    private WindowCounter advance(WindowState current, WindowCounter counter, long now) {
         long id = now / windowMillis;
         while (counter.id < id) {
             long previous = counter.id == id - 1 ? counter.count() : 0;
             WindowCounter next = new WindowCounter(id, previous, (id + 1) * windowMillis, 0);
-            if (current.compareAndSet(counter, next)) {
-                if (tally != null) {
-                    tally.retire(counter);
+            if (tally == null) {
+                if (current.compareAndSet(counter, next)) {
+                    return next;
                 }
-                return next;
+            } else {
+                // open before installing: no call reaches a counter the tally does not know
+                tally.open(next);
+                if (current.compareAndSet(counter, next)) {
+                    tally.retire(counter);
+                    // close() may have run meanwhile: it saw either this counter or the flag
+                    if (current.closed) {
+                        tally.retire(next);
+                    }
+                    return next;
+                }
+                tally.discard(next);
             }
             counter = current.get();
         }
         return counter;
     }
 
-    /** Allowed calls counted in the live window of {@code state} (see {@link AllowedTally}). */
+    /**
+     * Retires the live counter of a key that left the store. The flag is set first, and
+     * {@link #advance} reads it after installing a counter: one of the two sees the other, so no
+     * counter installed by a call racing the removal stays open forever.
+     */
     @Override
-    @SuppressWarnings("unchecked")
-    public final long allowedInLiveWindow(Object state) {
-        return tally == null ? 0 : tally.allowedIn(((AtomicReference<WindowCounter>) state).get());
+    public final void close(Object state) {
+        if (tally != null) {
+            WindowState current = (WindowState) state;
+            current.closed = true;
+            tally.retire(current.get());
+        }
     }
 
     /** The outcome for the call that brought {@code counter} to {@code count} at {@code now}. */
     abstract long decide(WindowCounter counter, long count, long now);
+
+    /** A key's state for one limit: its current window's counter. */
+    static final class WindowState extends AtomicReference<WindowCounter> {
+        private static final long serialVersionUID = 1L;
+        /** Set when the key has left the store (see {@link #close}). */
+        volatile boolean closed;
+
+        WindowState(WindowCounter first) {
+            super(first);
+        }
+    }
 }

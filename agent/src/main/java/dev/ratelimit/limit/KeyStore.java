@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Policy;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /** Where a rule keeps the per-key state of its limits. */
@@ -33,9 +34,12 @@ abstract class KeyStore {
      * their last call (their windows are over by then).
      *
      * @param factory makes a key's state; {@code true} asks for one that starts used up
+     * @param removed told of each state whose key has left the store, once, on a thread that
+     *     uses the store, some time after the key was evicted or expired
      */
-    static KeyStore local(long maxKeys, long retentionMillis, Function<Boolean, Object[]> factory) {
-        return new Local(maxKeys, retentionMillis, factory);
+    static KeyStore local(long maxKeys, long retentionMillis, Function<Boolean, Object[]> factory,
+            Consumer<Object[]> removed) {
+        return new Local(maxKeys, retentionMillis, factory, removed);
     }
 
     private static final class Single extends KeyStore {
@@ -78,7 +82,7 @@ abstract class KeyStore {
         private final Function<String, Slot> loader;
         private final long recordEveryNanos;
 
-        Local(long maxKeys, long retentionMillis, Function<Boolean, Object[]> factory) {
+        Local(long maxKeys, long retentionMillis, Function<Boolean, Object[]> factory, Consumer<Object[]> removed) {
             long retention = Math.max(1, retentionMillis);
             long recordEvery = Math.max(1, retention / RECORD_PARTS);
             this.recordEveryNanos = TimeUnit.MILLISECONDS.toNanos(recordEvery);
@@ -89,6 +93,11 @@ abstract class KeyStore {
                     .ticker(CoarseClock::nanos)
                     // maintenance on the calling threads: no tasks in the host's common pool
                     .executor(Runnable::run)
+                    .<String, Slot>removalListener((key, slot, cause) -> {
+                        if (slot != null) {
+                            removed.accept(slot.state);
+                        }
+                    })
                     .build();
             this.quiet = states.policy();
             this.penalties = Caffeine.newBuilder()

@@ -27,8 +27,10 @@ interface LimitAlgorithm {
     /** How long a key's state is worth keeping after its last call. */
     long retentionMillis();
 
-    /** Allowed calls counted in {@code state} and not yet elsewhere, for limits that count them. */
-    default long allowedInLiveWindow(Object state) {
-        return 0;
+    /**
+     * Called once when the key owning {@code state} has left the store (evicted or expired).
+     * Calls that read the state before may still reach it.
+     */
+    default void close(Object state) {
     }
 }

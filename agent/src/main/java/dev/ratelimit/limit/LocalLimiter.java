@@ -39,8 +39,8 @@ public final class LocalLimiter implements Limiter {
     /** A limiter for the rule, keeping at most {@code maxKeys} keys. */
     public static LocalLimiter create(RuleConfig rule, long maxKeys) {
         List<LimitSpec> specs = rule.limits();
-        // one fixed window for every caller: its counters tell the allowed calls (see AllowedTally)
-        AllowedTally tally = rule.key().isGlobal() && specs.size() == 1 && rule.algorithm() == Algorithm.FIXED_WINDOW
+        // one fixed window: its counters tell the allowed calls (see AllowedTally)
+        AllowedTally tally = specs.size() == 1 && rule.algorithm() == Algorithm.FIXED_WINDOW
                 ? new AllowedTally(specs.get(0).limit()) : null;
         LimitAlgorithm[] limits = new LimitAlgorithm[specs.size()];
         long retention = 0;
@@ -50,7 +50,7 @@ public final class LocalLimiter implements Limiter {
         }
         KeyStore store = rule.key().isGlobal()
                 ? KeyStore.single(newState(limits, false))
-                : KeyStore.local(maxKeys, retention, exhausted -> newState(limits, exhausted));
+                : KeyStore.local(maxKeys, retention, exhausted -> newState(limits, exhausted), state -> close(limits, state));
         return new LocalLimiter(limits, store, tally);
     }
 
@@ -69,6 +69,12 @@ public final class LocalLimiter implements Limiter {
             state[i] = limits[i].newState(exhausted);
         }
         return state;
+    }
+
+    private static void close(LimitAlgorithm[] limits, Object[] state) {
+        for (int i = 0; i < limits.length; i++) {
+            limits[i].close(state[i]);
+        }
     }
 
     /**
@@ -95,6 +101,11 @@ public final class LocalLimiter implements Limiter {
         return store.size();
     }
 
+    /** Counters the allowed count still reads (one per tracked key once maintenance has run). */
+    int openCounters() {
+        return tally == null ? 0 : tally.openCounters();
+    }
+
     @Override
     public boolean countsAllowed() {
         return tally != null;
@@ -105,11 +116,9 @@ public final class LocalLimiter implements Limiter {
         if (tally == null) {
             return 0;
         }
-        // sealed counts first: a window sealed in between is then missed by this one read rather
-        // than counted twice. A read is thus never above the true count, and the largest read so
-        // far is given, so the metric never goes down (an exporter would take that for a reset).
-        long sealed = tally.sealed();
-        long read = sealed + limits[0].allowedInLiveWindow(store.state(null)[0]);
-        return highestAllowed.accumulateAndGet(read, Math::max);
+        // A read racing a window change can miss that window's calls (never count them twice), so
+        // the largest read so far is given: the metric never goes down (an exporter would take
+        // that for a reset).
+        return highestAllowed.accumulateAndGet(tally.allowed(), Math::max);
     }
 }

@@ -15,14 +15,13 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * The Allowed metric is exact: it equals the number of calls that were answered "allowed", for
- * the rules whose limiter counts them from its window counters (keyed global, one fixed window)
+ * the rules whose limiter counts them from its window counters (one fixed window, any key)
  * and for the rest, across window changes, evictions and expiry, with many threads at once.
  */
 class AllowedCountTest {
@@ -92,26 +91,56 @@ class AllowedCountTest {
     }
 
     @Test
-    void perKeyWindowsCountPerCallAndStayExactThroughEvictionsAndReCreation() throws Exception {
+    void perKeyWindowsCountFromTheirCountersExactlyThroughEvictionsAndReCreation() throws Exception {
         for (int round = 0; round < 20; round++) {
             // 64 keys through a store of 8: constant eviction, and evicted limited keys come
             // back used up (their counters start at the limit)
-            ActiveRule keyed = rule("    key: arg0\n    limit: 3\n    window: 5ms\n", 8);
-            assertFalse(LocalLimiter.create(keyed.config(), 8).countsAllowed());
+            RuleConfig config = rule("    key: arg0\n    limit: 3\n    window: 5ms\n", 8).config();
+            LocalLimiter limiter = LocalLimiter.create(config, 8);
+            assertTrue(limiter.countsAllowed());
+            ActiveRule keyed = new ActiveRule(config, limiter);
             long allowed = hammer(keyed, 64, 100);
             assertTrue(allowed > 0);
             assertEquals(allowed, keyed.metrics().allowed(), "round " + round);
+            // once the store's maintenance has handled every removal, each key left has exactly
+            // its current counter open: none leaked by a call racing an eviction
+            long tracked = keyed.trackedKeys();
+            assertEquals(tracked, limiter.openCounters(), "round " + round);
         }
     }
 
     @Test
     void expiredKeysKeepTheirCount() throws Exception {
-        ActiveRule keyed = rule("    key: arg0\n    limit: 5\n    window: 10ms\n", 1000);
+        RuleConfig config = rule("    key: arg0\n    limit: 5\n    window: 10ms\n", 1000).config();
+        LocalLimiter limiter = LocalLimiter.create(config, 1000);
+        ActiveRule keyed = new ActiveRule(config, limiter);
         long allowed = hammer(keyed, 16, 50);
         Thread.sleep(100);
         keyed.trackedKeys(); // runs the store's maintenance: every key has expired by now
         assertEquals(0, keyed.trackedKeys());
+        assertEquals(0, limiter.openCounters(), "every expired key's counter is retired");
         assertEquals(allowed, keyed.metrics().allowed());
+    }
+
+    @Test
+    void aKeyRemovedWhileACallStartsANewWindowLeavesNoCounterOpen() {
+        AllowedTally tally = new AllowedTally(5);
+        FixedWindowLimit limit = new FixedWindowLimit(5, 1, tally);
+        Object state = limit.newState(false);
+        assertTrue(Outcome.isAllowed(limit.acquire(state)));
+        assertEquals(1, tally.openCounters());
+        // the key leaves the store, but a call that read its state before goes on
+        limit.close(state);
+        assertEquals(0, tally.openCounters());
+        assertEquals(1, tally.allowed());
+        long windowOfFirstCall = CoarseClock.millis();
+        while (CoarseClock.millis() == windowOfFirstCall) {
+            Thread.onSpinWait();
+        }
+        // a later window: this call installs a counter on the removed state, which must not stay open
+        assertTrue(Outcome.isAllowed(limit.acquire(state)));
+        assertEquals(0, tally.openCounters());
+        assertEquals(2, tally.allowed(), "the call on the removed state still counted");
     }
 
     @Test
@@ -136,34 +165,36 @@ class AllowedCountTest {
         AllowedTally tally = new AllowedTally(2);
         FixedWindowLimit limit = new FixedWindowLimit(2, 3_600_000, tally);
         WindowCounter counter = new WindowCounter(0, 0, Long.MAX_VALUE, 0);
-        AtomicReference<WindowCounter> state = new AtomicReference<>(counter);
+        tally.open(counter);
+        EpochWindowLimit.WindowState state = new EpochWindowLimit.WindowState(counter);
         assertTrue(Outcome.isAllowed(limit.acquire(state)));
-        assertEquals(1, tally.allowedIn(counter));
+        assertEquals(1, tally.allowed());
         tally.retire(counter);
-        assertEquals(1, tally.sealed());
+        assertEquals(1, tally.allowed());
+        assertEquals(0, tally.openCounters());
         assertTrue(Outcome.isAllowed(limit.acquire(state)), "the late call is the window's second: allowed");
-        assertEquals(2, tally.sealed(), "and counted");
+        assertEquals(2, tally.allowed(), "and counted");
         assertFalse(Outcome.isAllowed(limit.acquire(state)), "the third is over the limit");
-        assertEquals(2, tally.sealed());
-        assertEquals(0, limit.allowedInLiveWindow(state));
+        assertEquals(2, tally.allowed());
     }
 
     @Test
     void aLateCallOnAReplacedCounterCountsItself() {
         AllowedTally tally = new AllowedTally(2);
         WindowCounter counter = new WindowCounter(1, 0, 10, 0);
+        tally.open(counter);
         counter.incrementAndGet();
+        assertEquals(1, tally.allowed(), "counted while open");
         tally.retire(counter);
-        assertEquals(1, tally.sealed());
+        assertEquals(1, tally.allowed(), "and once retired");
         tally.retire(counter);
-        assertEquals(1, tally.sealed(), "sealed once only");
+        assertEquals(1, tally.allowed(), "sealed once only");
         long late = counter.incrementAndGet() - WindowCounter.SEALED;
         assertEquals(2, late);
         tally.late(counter, late);
-        assertEquals(2, tally.sealed());
+        assertEquals(2, tally.allowed());
         long over = counter.incrementAndGet() - WindowCounter.SEALED;
         tally.late(counter, over);
-        assertEquals(2, tally.sealed(), "a late call over the limit was rejected, not allowed");
-        assertEquals(0, tally.allowedIn(counter), "a sealed counter has no live calls");
+        assertEquals(2, tally.allowed(), "a late call over the limit was rejected, not allowed");
     }
 }

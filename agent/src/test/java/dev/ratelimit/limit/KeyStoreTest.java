@@ -3,7 +3,12 @@ package dev.ratelimit.limit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -20,6 +25,8 @@ class KeyStoreTest {
         KeyStore store = KeyStore.local(1000, 20, exhausted -> {
             created.incrementAndGet();
             return new Object[] {new Object()};
+        }, state -> {
+            throw new AssertionError("a key in use was removed");
         });
         Object[] first = store.state("k");
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(400);
@@ -33,11 +40,33 @@ class KeyStoreTest {
 
     @Test
     void anIdleKeyExpiresAfterItsRetention() throws Exception {
-        KeyStore store = KeyStore.local(1000, 20, exhausted -> new Object[] {new Object()});
+        List<Object[]> removed = new CopyOnWriteArrayList<>();
+        KeyStore store = KeyStore.local(1000, 20, exhausted -> new Object[] {new Object()}, removed::add);
         Object[] first = store.state("k");
         assertSame(first, store.state("k"));
         Thread.sleep(120);
         assertEquals(0, store.size(), "expired and removed");
+        assertEquals(1, removed.size(), "the removal is reported");
+        assertSame(first, removed.get(0));
         assertNotSame(first, store.state("k"));
+    }
+
+    @Test
+    void everyStateThatLeavesTheStoreIsReportedOnce() throws Exception {
+        Set<Object[]> created = ConcurrentHashMap.newKeySet();
+        List<Object[]> removed = new CopyOnWriteArrayList<>();
+        KeyStore store = KeyStore.local(10, 60_000, exhausted -> {
+            Object[] state = {new Object()};
+            created.add(state);
+            return state;
+        }, removed::add);
+        for (int i = 0; i < 1000; i++) {
+            store.state("k" + (i % 100));
+        }
+        long present = store.size();
+        assertTrue(present <= 10, "bounded: " + present);
+        assertEquals(created.size(), present + removed.size(), "each state is present or reported");
+        assertEquals(removed.size(), Set.copyOf(removed).size(), "no state reported twice");
+        assertTrue(created.containsAll(removed));
     }
 }

@@ -13,8 +13,10 @@ import io.github.resilience4j.ratelimiter.RateLimiterConfig;
 import io.github.resilience4j.ratelimiter.internal.AtomicRateLimiter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -129,6 +131,7 @@ public class LimiterBenchmark {
             spreadArguments[i] = new Object[] {"user-" + i};
         }
         exemptRequest = new ExemptRequest();
+        floorMap.put((String) hotArguments[0], new AtomicLongArray(2 * PADDED_SLOT));
 
         // every key present before the first measured call; the rejected rule's one call used
         requireAllowed("global", global.decide(null, null));
@@ -236,6 +239,20 @@ public class LimiterBenchmark {
     @Benchmark
     public void floor_longAdder() {
         floorAdder.increment();
+    }
+
+    /** A counter alone on its cache lines: slot 16 of 32 longs is 128 bytes from either end. */
+    static final int PADDED_SLOT = 16;
+    final ConcurrentHashMap<String, AtomicLongArray> floorMap = new ConcurrentHashMap<>();
+
+    /**
+     * The least a keyed decision can do: find the key's counter in a {@code ConcurrentHashMap}
+     * and increment it, the counter on a cache line of its own. No window, no expiry, no bound,
+     * no metrics. With 2 threads on one key this is the floor of the hot-key case.
+     */
+    @Benchmark
+    public void floor_mapLookupIncrement(Blackhole bh) {
+        bh.consume(floorMap.get((String) hotArguments[0]).incrementAndGet(PADDED_SLOT));
     }
 
     // ---- the alternatives ---------------------------------------------------------------------
