@@ -14,6 +14,12 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
+import net.bytebuddy.dynamic.ClassFileLocator;
+import net.bytebuddy.jar.asm.ClassReader;
+import net.bytebuddy.jar.asm.ClassVisitor;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
+import net.bytebuddy.pool.TypePool;
 import org.apache.catalina.core.ApplicationFilterChain;
 import org.eclipse.jetty.ee10.servlet.ServletHandler;
 import org.junit.jupiter.api.Test;
@@ -32,7 +38,7 @@ class ClassPrefilterTest {
         }
     }
 
-    /** A class declaring doFilter/service(ServletRequest, ServletResponse) holds that descriptor. */
+    /** Whether the walk found a declared doFilter/service(ServletRequest, ServletResponse). */
     static boolean mentionsServletApi(byte[] classFile) {
         return (ClassPrefilter.scan(classFile) & ClassPrefilter.ENTRY_POINT) != 0;
     }
@@ -55,7 +61,6 @@ class ClassPrefilterTest {
     @Test
     void entryPointsOfBothServletNamespacesAreLookedAt() {
         // declare service(ServletRequest, ServletResponse)
-        assertTrue(mentionsServletApi(classFile("jakarta/servlet/GenericServlet")));
         assertTrue(mentionsServletApi(classFile("jakarta/servlet/http/HttpServlet")));
         assertTrue(mentionsServletApi(classFile("javax/servlet/http/HttpServlet")));
         // declare doFilter(ServletRequest, ServletResponse): Tomcat's and Jetty's filter chains
@@ -84,17 +89,22 @@ class ClassPrefilterTest {
     }
 
     /**
-     * Every class of Tomcat, Jetty's servlet module and both servlet APIs: the walk finds an
-     * entry-point descriptor exactly where the bytes hold one (a walk that lost its place in the
-     * constant pool would miss them or fail).
+     * Every class of Tomcat, Jetty's servlet module and both servlet APIs: the walk finds an entry
+     * point exactly where ASM, reading the whole class file, finds a declared non-abstract
+     * doFilter/service(ServletRequest, ServletResponse). A walk that lost its place in the
+     * constant pool, the fields or the methods would miss them or fail. So does Byte Buddy's own
+     * matcher: every class it accepts is one the walk let through.
      */
     @Test
-    void theConstantPoolWalkAgreesWithAByteSearchOnWholeLibraries() throws Exception {
+    void theWalkAgreesWithAFullParseOnWholeLibraries() throws Exception {
         int classes = 0;
         int entryPoints = 0;
+        int mentions = 0;
         for (Class<?> inJar : new Class<?>[] {ApplicationFilterChain.class, ServletHandler.class,
                 jakarta.servlet.Servlet.class, javax.servlet.Servlet.class}) {
             File jar = new File(inJar.getProtectionDomain().getCodeSource().getLocation().toURI());
+            TypePool pool = TypePool.Default.of(new ClassFileLocator.Compound(
+                    ClassFileLocator.ForJarFile.of(jar), ClassFileLocator.ForClassLoader.ofSystemLoader()));
             try (JarFile file = new JarFile(jar)) {
                 for (JarEntry entry : Collections.list(file.entries())) {
                     if (!entry.getName().endsWith(".class") || entry.getName().contains("module-info")) {
@@ -104,18 +114,67 @@ class ClassPrefilterTest {
                     try (InputStream in = file.getInputStream(entry)) {
                         bytes = in.readAllBytes();
                     }
-                    boolean expected = contains(bytes, "(Ljakarta/servlet/ServletRequest;Ljakarta/servlet/ServletResponse;)V")
-                            || contains(bytes, "(Ljavax/servlet/ServletRequest;Ljavax/servlet/ServletResponse;)V");
+                    boolean expected = declaresEntryPoint(bytes);
                     int found = ClassPrefilter.scan(bytes);
-                    assertEquals(expected ? ClassPrefilter.ENTRY_POINT : 0, found,
-                            entry.getName());
+                    assertEquals(expected ? ClassPrefilter.ENTRY_POINT : 0, found, entry.getName());
+                    String name = entry.getName().substring(0, entry.getName().length() - ".class".length());
+                    if (ServletTransformer.types().matches(pool.describe(name.replace('/', '.')).resolve())) {
+                        assertTrue(expected, "Byte Buddy instruments " + name + ": the walk must let it through");
+                    }
                     classes++;
                     entryPoints += expected ? 1 : 0;
+                    mentions += contains(bytes, "(Ljakarta/servlet/ServletRequest;Ljakarta/servlet/ServletResponse;)V")
+                            || contains(bytes, "(Ljavax/servlet/ServletRequest;Ljavax/servlet/ServletResponse;)V") ? 1 : 0;
                 }
             }
         }
         assertTrue(classes > 1000, "classes walked: " + classes);
         assertTrue(entryPoints > 10, "entry points found: " + entryPoints);
+        // the point of reading the methods table: most classes holding the descriptor only call it
+        assertTrue(mentions > 2 * entryPoints, "classes naming the descriptor " + mentions + ", declaring " + entryPoints);
+    }
+
+    /** The reference: ASM reads the methods of the class. */
+    private static boolean declaresEntryPoint(byte[] classFile) {
+        boolean[] found = {false};
+        new ClassReader(classFile).accept(new ClassVisitor(Opcodes.ASM9) {
+            @Override
+            public MethodVisitor visitMethod(int access, String name, String descriptor, String signature,
+                    String[] exceptions) {
+                if ((access & Opcodes.ACC_ABSTRACT) == 0
+                        && (name.equals("doFilter") || name.equals("service"))
+                        && (descriptor.equals("(Ljakarta/servlet/ServletRequest;Ljakarta/servlet/ServletResponse;)V")
+                                || descriptor.equals("(Ljavax/servlet/ServletRequest;Ljavax/servlet/ServletResponse;)V"))) {
+                    found[0] = true;
+                }
+                return null;
+            }
+        }, ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
+        return found[0];
+    }
+
+    @Test
+    void aFilterThatCallsTheChainIsNotAnEntryPoint() {
+        // calls chain.doFilter(request, response): its pool holds the descriptor, its methods do not
+        byte[] filter = classFile("org/apache/catalina/filters/RequestDumperFilter");
+        assertTrue(contains(filter, "(Ljavax/servlet/ServletRequest;Ljavax/servlet/ServletResponse;)V"));
+        assertFalse(mentionsServletApi(filter));
+        // declare service(ServletRequest, ServletResponse) abstract: nothing to instrument there
+        assertFalse(mentionsServletApi(classFile("jakarta/servlet/Servlet")));
+        assertFalse(mentionsServletApi(classFile("jakarta/servlet/GenericServlet")));
+    }
+
+    @Test
+    void aPoolHoldingALookedForStringTwiceIsWorthALook() {
+        // javac writes each string once; a tool that does not would break the index comparison,
+        // so the walk gives up and lets Byte Buddy look
+        byte[] chain = classFile("org/apache/catalina/core/ApplicationFilterChain");
+        byte[] plain = classFile("java/util/ArrayList");
+        assertEquals(0, ClassPrefilter.scan(plain));
+        byte[] doubled = withUtf8Appended(plain, "service", "service");
+        assertEquals(ClassPrefilter.ANNOTATION | ClassPrefilter.ENTRY_POINT, ClassPrefilter.scan(doubled));
+        assertEquals(0, ClassPrefilter.scan(withUtf8Appended(plain, "service")), "once is fine");
+        assertEquals(ClassPrefilter.ENTRY_POINT, ClassPrefilter.scan(chain));
     }
 
     private static boolean contains(byte[] data, String text) {
@@ -130,6 +189,37 @@ class ClassPrefilterTest {
             return true;
         }
         return false;
+    }
+
+    /** The class file with Utf8 constants added at the end of its pool (nothing refers to them). */
+    private static byte[] withUtf8Appended(byte[] classFile, String... strings) {
+        int count = (classFile[8] & 0xFF) << 8 | (classFile[9] & 0xFF);
+        int end = 10;
+        for (int index = 1; index < count; index++) {
+            int tag = classFile[end] & 0xFF;
+            switch (tag) {
+                case 1: end += 3 + ((classFile[end + 1] & 0xFF) << 8 | (classFile[end + 2] & 0xFF)); break;
+                case 7: case 8: case 16: case 19: case 20: end += 3; break;
+                case 15: end += 4; break;
+                case 5: case 6: end += 9; index++; break;
+                default: end += 5;
+            }
+        }
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        out.write(classFile, 0, 8);
+        int next = count + strings.length;
+        out.write(next >> 8);
+        out.write(next);
+        out.write(classFile, 10, end - 10);
+        for (String string : strings) {
+            byte[] utf8 = string.getBytes(StandardCharsets.UTF_8);
+            out.write(1);
+            out.write(utf8.length >> 8);
+            out.write(utf8.length);
+            out.write(utf8, 0, utf8.length);
+        }
+        out.write(classFile, end, classFile.length - end);
+        return out.toByteArray();
     }
 
     @Test
