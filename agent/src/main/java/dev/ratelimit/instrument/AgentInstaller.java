@@ -1,11 +1,5 @@
 package dev.ratelimit.instrument;
 
-import static net.bytebuddy.matcher.ElementMatchers.any;
-import static net.bytebuddy.matcher.ElementMatchers.isBootstrapClassLoader;
-import static net.bytebuddy.matcher.ElementMatchers.isSynthetic;
-import static net.bytebuddy.matcher.ElementMatchers.nameContains;
-import static net.bytebuddy.matcher.ElementMatchers.nameStartsWith;
-
 import dev.ratelimit.Version;
 import dev.ratelimit.bootstrap.RateLimitBridge;
 import dev.ratelimit.config.ConfigError;
@@ -16,6 +10,8 @@ import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.http.HttpRequests;
 import dev.ratelimit.jmx.JmxRegistry;
 import dev.ratelimit.store.LimiterFactory;
+import java.io.IOException;
+import java.io.InputStream;
 import java.lang.System.Logger.Level;
 import java.lang.instrument.Instrumentation;
 import java.nio.file.Path;
@@ -24,16 +20,10 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.logging.ConsoleHandler;
 import java.util.logging.Logger;
-import net.bytebuddy.ByteBuddy;
-import net.bytebuddy.agent.builder.AgentBuilder;
-import net.bytebuddy.agent.builder.ResettableClassFileTransformer;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.method.MethodDescription;
-import net.bytebuddy.dynamic.ClassFileLocator;
-import net.bytebuddy.dynamic.scaffold.TypeValidation;
 import net.bytebuddy.implementation.bytecode.member.MethodInvocation;
 
 /**
@@ -61,6 +51,7 @@ public final class AgentInstaller {
 
     private static final System.Logger LOG = System.getLogger("dev.ratelimit");
     private static final int RETRANSFORM_BATCH = 100;
+    private static final long RETRANSFORM_PAUSE_MILLIS = 10;
     private static final long IDLE_RULE_REPORT_DELAY_MILLIS = 60_000;
 
     private final Instrumentation instrumentation;
@@ -132,12 +123,18 @@ public final class AgentInstaller {
         boolean attached = gate == null;
         long started = System.nanoTime();
         AgentInstaller agent = new AgentInstaller(instrumentation, configPath, ruleSet);
-        AgentBuilder builder = agent.agentBuilder();
-        ClassPrefilter prefilter = new ClassPrefilter(() -> agent.rules);
+        AdviceTransformer transformer = agent.transformer();
         if (attached) {
-            builder.with(prefilter).installOn(instrumentation);
+            instrumentation.addTransformer(transformer, true);
+            agent.retransformLoaded(transformer);
         } else {
-            gate.open(prefilter.decorate((ResettableClassFileTransformer) builder.makeRaw()), instrumentation);
+            gate.open(transformer, instrumentation);
+            try {
+                transformer.warmUp();
+            } catch (RuntimeException | LinkageError e) {
+                // only the first class woven is slower
+                LOG.log(Level.DEBUG, () -> "rate-limit-agent: warming up the transformer failed: " + e);
+            }
         }
         agent.jmx.registerAgent(agent.reloader);
         agent.jmx.sync(agent.rules.names());
@@ -229,55 +226,56 @@ public final class AgentInstaller {
         }
     }
 
-    /** The agent's transformations, not yet installed. */
-    private AgentBuilder agentBuilder() {
-        // Advice needs no Nexus (the registry of type initializers Byte Buddy would otherwise
-        // inject into the system class loader: an intrusion into the host, a class generated at
-        // start-up, and on 24+ a use of sun.misc.Unsafe that warns)
-        System.setProperty("net.bytebuddy.nexus.disabled", "true");
+    /** The agent's transformer, not yet registered; the bridge is connected to the runtime. */
+    private AdviceTransformer transformer() {
         LimitedMethodTransformer.RuleBookSource source = () -> rules;
         Advice.ExceptionHandler exceptionHandler = adviceExceptionHandler();
-        LimitedMethodTransformer transformer = new LimitedMethodTransformer(sites, source, exceptionHandler);
+        LimitedMethodTransformer methods = new LimitedMethodTransformer(sites, source, exceptionHandler);
         RateLimitBridge.install(sites, new HttpRequests(() -> rules.http()));
-        return new AgentBuilder.Default(new ByteBuddy().with(TypeValidation.DISABLED))
-                .disableClassFormatChanges()
-                // advice inlines into existing methods: nothing to initialize after loading
-                .with(AgentBuilder.InitializationStrategy.NoOp.INSTANCE)
-                .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
-                // loaded classes (an attach, or a reload's new rules) are retransformed in batches
-                .with(AgentBuilder.RedefinitionStrategy.BatchAllocator.ForFixedSize.ofSize(RETRANSFORM_BATCH))
-                .with(AgentBuilder.RedefinitionStrategy.Listener.Pausing.of(10, TimeUnit.MILLISECONDS))
-                .with(AgentBuilder.DescriptionStrategy.Default.POOL_ONLY)
-                .with(AgentBuilder.PoolStrategy.Default.FAST)
-                // Resources of a jar appended to the bootstrap search path are invisible to
-                // getResource, so a loader whose parent is the platform loader cannot find our
-                // annotation's class file, and Byte Buddy drops annotations it cannot resolve.
-                // The agent jar holds it: look there after the class's own loader.
-                .with(new AgentBuilder.LocationStrategy.Compound(
-                        AgentBuilder.LocationStrategy.ForClassLoader.STRONG,
-                        new AgentBuilder.LocationStrategy.Simple(
-                                ClassFileLocator.ForClassLoader.of(AgentInstaller.class.getClassLoader()))))
-                .with(listener)
-                .assureReadEdgeTo(instrumentation, RateLimitBridge.class)
-                .ignore(any(), isBootstrapClassLoader())
-                .or(nameStartsWith("dev.ratelimit.bootstrap.")
-                        .or(nameStartsWith("dev.ratelimit.shaded."))
-                        .or(nameStartsWith("java."))
-                        .or(nameStartsWith("jdk."))
-                        .or(nameStartsWith("sun."))
-                        .or(nameStartsWith("com.sun."))
-                        // generated classes (lambdas, JDK and CGLIB proxies, Byte Buddy's own) have
-                        // no class file to read and nothing a rule can name
-                        .or(nameContains("$$"))
-                        .or(nameContains("$Proxy"))
-                        .or(nameStartsWith("jdk.proxy"))
-                        .or(nameContains("$ByteBuddy$"))
-                        .or(isSynthetic()))
-                .or(any(), loader -> loader == AgentInstaller.class.getClassLoader())
-                .type(transformer.typeMatcher())
-                .transform(transformer)
-                .type(ServletTransformer.types())
-                .transform(new ServletTransformer(exceptionHandler));
+        return new AdviceTransformer(methods, new ServletTransformer(exceptionHandler), source, listener, instrumentation);
+    }
+
+    /**
+     * After an attach: offers the loaded classes that may need advice to the transformer, in
+     * batches, pausing between them so that the application keeps running. Whether a class may
+     * need it is decided as for a class being loaded, on its class file as its loader has it;
+     * a class whose file cannot be found is offered anyway (the transformer sees its real bytes).
+     */
+    private void retransformLoaded(AdviceTransformer transformer) {
+        List<Class<?>> batch = new ArrayList<>();
+        for (Class<?> type : instrumentation.getAllLoadedClasses()) {
+            ClassLoader loader = type.getClassLoader();
+            String internalName = type.getName().replace('.', '/');
+            if (type.isArray() || type.isPrimitive() || transformer.ignored(loader, internalName)
+                    || !instrumentation.isModifiableClass(type)) {
+                continue;
+            }
+            byte[] classFile = classFile(loader, internalName);
+            if (classFile == null || transformer.worthALook(loader, internalName, classFile)) {
+                batch.add(type);
+                if (batch.size() == RETRANSFORM_BATCH) {
+                    retransform(batch);
+                    pause();
+                }
+            }
+        }
+        retransform(batch);
+    }
+
+    private static byte[] classFile(ClassLoader loader, String internalName) {
+        try (InputStream in = loader.getResourceAsStream(internalName + ".class")) {
+            return in == null ? null : in.readAllBytes();
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(RETRANSFORM_PAUSE_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** What suppressed advice does with an error of ours: count it and log it once, in the bridge. */

@@ -1,11 +1,7 @@
 package dev.ratelimit.instrument;
 
-import java.lang.instrument.IllegalClassFormatException;
 import java.nio.charset.StandardCharsets;
-import java.security.ProtectionDomain;
 import java.util.function.Predicate;
-import net.bytebuddy.agent.builder.AgentBuilder;
-import net.bytebuddy.agent.builder.ResettableClassFileTransformer;
 
 /**
  * Looks at a class file's bytes before Byte Buddy parses it: a class can only declare a
@@ -16,7 +12,7 @@ import net.bytebuddy.agent.builder.ResettableClassFileTransformer;
  * Every other class (nearly all of them) is passed over after a walk of its constant pool instead
  * of a parse.
  */
-final class ClassPrefilter implements AgentBuilder.TransformerDecorator {
+final class ClassPrefilter {
     /** How a descriptor naming the annotation type ends, whatever its package. */
     private static final byte[] ANNOTATION_MARK = "RateLimited;".getBytes(StandardCharsets.US_ASCII);
     // Not just "jakarta/servlet/": hundreds of a web application's classes name the servlet API
@@ -33,15 +29,7 @@ final class ClassPrefilter implements AgentBuilder.TransformerDecorator {
     static final int ANNOTATION = 1;
     static final int ENTRY_POINT = 2;
 
-    private final LimitedMethodTransformer.RuleBookSource rules;
-
-    ClassPrefilter(LimitedMethodTransformer.RuleBookSource rules) {
-        this.rules = rules;
-    }
-
-    @Override
-    public ResettableClassFileTransformer decorate(ResettableClassFileTransformer transformer) {
-        return new Filtering(transformer, rules);
+    private ClassPrefilter() {
     }
 
     /**
@@ -236,34 +224,5 @@ final class ClassPrefilter implements AgentBuilder.TransformerDecorator {
 
     private static int readU2(byte[] data, int at) {
         return (data[at] & 0xFF) << 8 | (data[at + 1] & 0xFF);
-    }
-
-    private static final class Filtering extends ResettableClassFileTransformer.WithDelegation {
-        private final LimitedMethodTransformer.RuleBookSource rules;
-
-        Filtering(ResettableClassFileTransformer delegate, LimitedMethodTransformer.RuleBookSource rules) {
-            super(delegate);
-            this.rules = rules;
-        }
-
-        private boolean worthALook(String internalName, byte[] classFile) {
-            return ClassPrefilter.worthALook(internalName, classFile, name -> rules.current().namesClass(name));
-        }
-
-        @Override
-        public byte[] transform(ClassLoader loader, String internalName, Class<?> redefined, ProtectionDomain domain,
-                byte[] classFile) throws IllegalClassFormatException {
-            return worthALook(internalName, classFile)
-                    ? classFileTransformer.transform(loader, internalName, redefined, domain, classFile)
-                    : null;
-        }
-
-        @Override
-        public byte[] transform(Module module, ClassLoader loader, String internalName, Class<?> redefined,
-                ProtectionDomain domain, byte[] classFile) throws IllegalClassFormatException {
-            return worthALook(internalName, classFile)
-                    ? classFileTransformer.transform(module, loader, internalName, redefined, domain, classFile)
-                    : null;
-        }
     }
 }

@@ -1,18 +1,15 @@
 package dev.ratelimit.instrument;
 
 import dev.ratelimit.bootstrap.RateLimitBridge;
-import java.security.ProtectionDomain;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.annotation.AnnotationDescription;
 import net.bytebuddy.description.method.MethodDescription;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.dynamic.DynamicType;
-import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.matcher.ElementMatcher;
 import net.bytebuddy.matcher.ElementMatchers;
 import net.bytebuddy.pool.TypePool;
-import net.bytebuddy.utility.JavaModule;
 
 /**
  * Inlines the limit check into methods named by a rule's {@code match: method} pattern and into
@@ -21,7 +18,7 @@ import net.bytebuddy.utility.JavaModule;
  * <p>Each such method becomes a {@link MethodSite}; its id and return kind are bound into the
  * advice as constants, so the advice reads nothing reflectively at run time.
  */
-final class LimitedMethodTransformer implements AgentBuilder.Transformer {
+final class LimitedMethodTransformer {
     private static final String ANNOTATION_SIMPLE_NAME = "RateLimited";
 
     private final MethodSites sites;
@@ -72,9 +69,8 @@ final class LimitedMethodTransformer implements AgentBuilder.Transformer {
         };
     }
 
-    @Override
-    public DynamicType.Builder<?> transform(DynamicType.Builder<?> builder, TypeDescription type, ClassLoader loader,
-            JavaModule module, ProtectionDomain protectionDomain) {
+    /** Adds the advice to {@code builder} for {@code type}, defined by {@code loader}. */
+    DynamicType.Builder<?> transform(DynamicType.Builder<?> builder, TypeDescription type, ClassLoader loader) {
         RuleBook book = rules.current();
         for (MethodDescription.InDefinedShape method : type.getDeclaredMethods()) {
             AnnotationDescription annotation = rateLimited(method);
@@ -89,13 +85,32 @@ final class LimitedMethodTransformer implements AgentBuilder.Transformer {
                     && usesArguments(book, type, method, values);
             int site = sites.register(loader, type.getName(), method.getName(), method.getDescriptor(),
                     type.getSimpleName(), passesArguments, values);
-            Advice advice = Advice.withCustomMapping()
-                    .bind(SiteId.class, site)
-                    .bind(ReturnKind.class, returnKind(method.getReturnType().asErasure()))
-                    .to(passesArguments ? argumentsEnter : methodEnter,
-                            method.getReturnType().represents(void.class) ? voidExit : valueExit, adviceLocator)
-                    .withExceptionHandler(exceptionHandler);
-            builder = builder.visit(advice.on(ElementMatchers.is(method)));
+            builder = builder.visit(advice(site, passesArguments, method).on(ElementMatchers.is(method)));
+        }
+        return builder;
+    }
+
+    private Advice advice(int site, boolean passesArguments, MethodDescription method) {
+        return Advice.withCustomMapping()
+                .bind(SiteId.class, site)
+                .bind(ReturnKind.class, returnKind(method.getReturnType().asErasure()))
+                .to(passesArguments ? argumentsEnter : methodEnter,
+                        method.getReturnType().represents(void.class) ? voidExit : valueExit, adviceLocator)
+                .withExceptionHandler(exceptionHandler);
+    }
+
+    /**
+     * Weaves the advice into every method {@code type} declares, alternating the two enter
+     * advices, with a site that is never registered: the bytes are thrown away. For
+     * {@link AdviceTransformer#warmUp()} only.
+     */
+    DynamicType.Builder<?> warmUp(DynamicType.Builder<?> builder, TypeDescription type) {
+        boolean passesArguments = false;
+        for (MethodDescription.InDefinedShape method : type.getDeclaredMethods()) {
+            if (limitable(method)) {
+                builder = builder.visit(advice(-1, passesArguments, method).on(ElementMatchers.is(method)));
+                passesArguments = !passesArguments;
+            }
         }
         return builder;
     }

@@ -9,8 +9,6 @@ import static net.bytebuddy.matcher.ElementMatchers.not;
 import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
-import java.security.ProtectionDomain;
-import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.method.MethodDescription;
 import net.bytebuddy.description.type.TypeDescription;
@@ -18,7 +16,6 @@ import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.dynamic.DynamicType;
 import net.bytebuddy.matcher.ElementMatcher;
 import net.bytebuddy.pool.TypePool;
-import net.bytebuddy.utility.JavaModule;
 
 /**
  * Instruments servlet entry points of both namespaces, matched by name only (never a class
@@ -27,7 +24,7 @@ import net.bytebuddy.utility.JavaModule;
  * ({@code service(ServletRequest, ServletResponse)}). The container's filter chain is reached
  * first on Tomcat and Undertow; Jetty calls a servlet directly when no filter applies.
  */
-final class ServletTransformer implements AgentBuilder.Transformer {
+final class ServletTransformer {
     private final Advice advice;
 
     ServletTransformer(Advice.ExceptionHandler exceptionHandler) {
@@ -52,9 +49,13 @@ final class ServletTransformer implements AgentBuilder.Transformer {
                 .and(takesArgument(1, namedOneOf("jakarta.servlet.ServletResponse", "javax.servlet.ServletResponse")));
     }
 
-    @Override
-    public DynamicType.Builder<?> transform(DynamicType.Builder<?> builder, TypeDescription type, ClassLoader loader,
-            JavaModule module, ProtectionDomain protectionDomain) {
+    /** Adds the advice to {@code builder} for {@code type}, defined by {@code loader}. */
+    DynamicType.Builder<?> transform(DynamicType.Builder<?> builder, TypeDescription type, ClassLoader loader) {
         return builder.visit(advice.on(entryPoints()));
+    }
+
+    /** The advice woven into the methods {@code methods} matches, for {@link AdviceTransformer#warmUp()} only. */
+    DynamicType.Builder<?> warmUp(DynamicType.Builder<?> builder, ElementMatcher<? super MethodDescription> methods) {
+        return builder.visit(advice.on(methods));
     }
 }

@@ -1,0 +1,210 @@
+package dev.ratelimit.instrument;
+
+import dev.ratelimit.bootstrap.RateLimitBridge;
+import java.lang.instrument.ClassFileTransformer;
+import java.lang.instrument.Instrumentation;
+import java.security.ProtectionDomain;
+import java.util.Map;
+import java.util.Set;
+import net.bytebuddy.ByteBuddy;
+import net.bytebuddy.description.type.TypeDescription;
+import net.bytebuddy.dynamic.ClassFileLocator;
+import net.bytebuddy.dynamic.DynamicType;
+import net.bytebuddy.dynamic.TypeResolutionStrategy;
+import net.bytebuddy.dynamic.VisibilityBridgeStrategy;
+import net.bytebuddy.dynamic.scaffold.InstrumentedType;
+import net.bytebuddy.dynamic.scaffold.TypeValidation;
+import net.bytebuddy.implementation.Implementation;
+import net.bytebuddy.matcher.ElementMatcher;
+import net.bytebuddy.matcher.ElementMatchers;
+import net.bytebuddy.matcher.LatentMatcher;
+import net.bytebuddy.pool.TypePool;
+
+/**
+ * The agent's class file transformer: advice for {@code @RateLimited} methods, methods named by
+ * rules, and servlet entry points, woven into the class file as it is loaded or retransformed.
+ *
+ * <h2>Why not {@code AgentBuilder}</h2>
+ *
+ * <p>Byte Buddy's {@code AgentBuilder} builds its transformer by generating and loading a
+ * subclass of its own (so that it can take the {@code Module} argument on Java 5 to 8 code), and
+ * on a cold JVM that took a fifth of a second and about half a second of CPU counting the JIT:
+ * the largest single cost of the agent's start-up. The agent is compiled for Java 11, so this
+ * class simply overrides the {@code Module} overload, and uses Byte Buddy for what it is
+ * irreplaceable at: describing the class ({@link TypePool}), matching it, and weaving the
+ * advice ({@code redefine} and {@code Advice}). The settings are those {@code AgentBuilder}
+ * had: the class file format is never changed (no added members, no type initializer, advice
+ * only), type descriptions come from the class files, looked up in the class's own loader and
+ * then in the agent's jar.
+ *
+ * <h2>What it never touches</h2>
+ *
+ * <p>Classes of the bootstrap loader and of the agent's own loader, the JDK's packages, the
+ * agent's bridge and shaded libraries, and generated classes (lambdas, proxies, CGLIB and Byte
+ * Buddy classes: they have no class file to read and nothing a rule can name). Every other class
+ * first goes through {@link ClassPrefilter}, which passes over nearly all of them without a parse.
+ *
+ * <p>A class loaded while this transformer is at work on the same thread (Byte Buddy resolving a
+ * type, say) is left alone, as is any class whose transformation fails: the failure is counted
+ * and logged, and the class loads as it was.
+ */
+final class AdviceTransformer implements ClassFileTransformer {
+    private final ByteBuddy byteBuddy = new ByteBuddy()
+            .with(TypeValidation.DISABLED)
+            // advice only: no new members, no type initializer, the class file format unchanged
+            .with(Implementation.Context.Disabled.Factory.INSTANCE)
+            .with(InstrumentedType.Factory.Default.FROZEN)
+            .with(VisibilityBridgeStrategy.Default.NEVER);
+    private final LimitedMethodTransformer methods;
+    private final ElementMatcher<TypeDescription> limitedTypes;
+    private final ServletTransformer servlets;
+    private final ElementMatcher<TypeDescription> servletTypes = ServletTransformer.types();
+    private final LimitedMethodTransformer.RuleBookSource rules;
+    private final TransformationErrors listener;
+    private final Instrumentation instrumentation;
+    private final ClassLoader agentLoader;
+    /**
+     * The agent's jar: resources of a jar appended to the bootstrap search path are invisible to
+     * getResource, so a loader whose parent is the platform loader cannot find our annotation's
+     * class file, and Byte Buddy drops annotations it cannot resolve.
+     */
+    private final ClassFileLocator agentClassFiles;
+    private final Module bridgeModule = RateLimitBridge.class.getModule();
+    /** Set while this thread is inside {@link #transform}: classes loaded meanwhile pass. */
+    private final ThreadLocal<Boolean> busy = new ThreadLocal<>();
+
+    AdviceTransformer(LimitedMethodTransformer methods, ServletTransformer servlets,
+            LimitedMethodTransformer.RuleBookSource rules, TransformationErrors listener,
+            Instrumentation instrumentation) {
+        this.methods = methods;
+        this.limitedTypes = methods.typeMatcher();
+        this.servlets = servlets;
+        this.rules = rules;
+        this.listener = listener;
+        this.instrumentation = instrumentation;
+        this.agentLoader = AdviceTransformer.class.getClassLoader();
+        this.agentClassFiles = ClassFileLocator.ForClassLoader.of(agentLoader);
+    }
+
+    /**
+     * Whether a class of this name and loader is never instrumented, whatever its bytes. Generated
+     * classes are recognised by name, as Byte Buddy's ignore matcher did.
+     */
+    boolean ignored(ClassLoader loader, String internalName) {
+        return loader == null
+                || loader == agentLoader
+                || internalName == null
+                || internalName.startsWith("java/")
+                || internalName.startsWith("jdk/")
+                || internalName.startsWith("sun/")
+                || internalName.startsWith("com/sun/")
+                || internalName.startsWith("dev/ratelimit/bootstrap/")
+                || internalName.startsWith("dev/ratelimit/shaded/")
+                || internalName.contains("$$")
+                || internalName.contains("$Proxy")
+                || internalName.contains("$ByteBuddy$");
+    }
+
+    /** Whether the class needs a parse at all (it can be instrumented and the prefilter says so). */
+    boolean worthALook(ClassLoader loader, String internalName, byte[] classFile) {
+        return !ignored(loader, internalName)
+                && ClassPrefilter.worthALook(internalName, classFile, name -> rules.current().namesClass(name));
+    }
+
+    @Override
+    public byte[] transform(ClassLoader loader, String internalName, Class<?> redefined, ProtectionDomain domain,
+            byte[] classFile) {
+        return transform(null, loader, internalName, redefined, domain, classFile);
+    }
+
+    @Override
+    public byte[] transform(Module module, ClassLoader loader, String internalName, Class<?> redefined,
+            ProtectionDomain domain, byte[] classFile) {
+        if (!worthALook(loader, internalName, classFile) || busy.get() != null) {
+            return null;
+        }
+        busy.set(Boolean.TRUE);
+        String name = internalName.replace('/', '.');
+        try {
+            ClassFileLocator locator = new ClassFileLocator.Compound(
+                    ClassFileLocator.Simple.of(name, classFile),
+                    ClassFileLocator.ForClassLoader.of(loader),
+                    agentClassFiles);
+            TypePool pool = new TypePool.Default.WithLazyResolution(
+                    TypePool.CacheProvider.Simple.withObjectType(), locator, TypePool.Default.ReaderMode.FAST);
+            TypeDescription type = pool.describe(name).resolve();
+            if (type.isSynthetic()) {
+                return null;
+            }
+            boolean limited = limitedTypes.matches(type);
+            boolean servlet = servletTypes.matches(type);
+            if (!limited && !servlet) {
+                return null;
+            }
+            DynamicType.Builder<?> builder = byteBuddy.redefine(type, locator)
+                    .ignoreAlso(LatentMatcher.ForSelfDeclaredMethod.NOT_DECLARED);
+            if (limited) {
+                builder = methods.transform(builder, type, loader);
+            }
+            if (servlet) {
+                builder = servlets.transform(builder, type, loader);
+            }
+            DynamicType.Unloaded<?> woven = builder.make(TypeResolutionStrategy.Disabled.INSTANCE, pool);
+            readsBridge(module);
+            listener.transformed(name);
+            return woven.getBytes();
+        } catch (Throwable error) {
+            listener.failed(name, error);
+            return null;
+        } finally {
+            busy.remove();
+        }
+    }
+
+    /**
+     * Weaves every kind of advice into a class of the agent's own and throws the result away.
+     *
+     * <p>The first class woven loads and runs, interpreted, several hundred classes of Byte
+     * Buddy's, and it is woven on the thread that loads it: in the Spring Boot demo, that was
+     * the application's main thread, for a quarter of a second. Called on the agent's start
+     * thread once the transformer is in force, this moves that cost off the application's
+     * threads. It changes nothing else: no site is registered and the class is not redefined.
+     */
+    void warmUp() {
+        String name = WarmUp.class.getName();
+        TypePool pool = TypePool.Default.of(agentClassFiles);
+        TypeDescription type = pool.describe(name).resolve();
+        limitedTypes.matches(type);
+        servletTypes.matches(type);
+        DynamicType.Builder<?> builder = byteBuddy.redefine(type, agentClassFiles)
+                .ignoreAlso(LatentMatcher.ForSelfDeclaredMethod.NOT_DECLARED);
+        builder = servlets.warmUp(builder, ElementMatchers.named("handle"));
+        builder = methods.warmUp(builder, type);
+        builder.make(TypeResolutionStrategy.Disabled.INSTANCE, pool).getBytes();
+    }
+
+    /** What {@link #warmUp()} weaves into: a servlet-like method, and methods with and without a value. */
+    @SuppressWarnings("unused")
+    static final class WarmUp {
+        void handle(Object request, Object response) {
+        }
+
+        long call(String key, int count) {
+            return key.length() + count;
+        }
+
+        void run() {
+        }
+
+        Object get() {
+            return null;
+        }
+    }
+
+    /** The advice calls the bridge: a class of a named module must be able to read it. */
+    private void readsBridge(Module module) {
+        if (module != null && module.isNamed() && !module.canRead(bridgeModule)) {
+            instrumentation.redefineModule(module, Set.of(bridgeModule), Map.of(), Map.of(), Set.of(), Map.of());
+        }
+    }
+}
