@@ -15,7 +15,7 @@
 # header, and wrk's "Non-2xx or 3xx responses" line (printed when there are any) shows rejects.
 #
 # Needs: mvn -B -DskipTests install (agent/target/rate-limit-agent.jar, test-app/target/test-app.jar),
-# wrk and curl. Usage: benchmarks/http-wrk.sh [PAIRS] [SECONDS] [STARTS]
+# wrk and curl. Usage: [AGENT_JAR=JAR] benchmarks/http-wrk.sh [PAIRS] [SECONDS] [STARTS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs="${1:-3}"
@@ -23,7 +23,7 @@ seconds="${2:-15}"
 starts="${3:-5}"
 threads=2
 connections=32
-agent_jar=agent/target/rate-limit-agent.jar
+agent_jar="${AGENT_JAR:-agent/target/rate-limit-agent.jar}"
 app_jar=test-app/target/test-app.jar
 path=/api/domains/shop.example.com
 export RATELIMIT_INTERNAL_TOKEN="${RATELIMIT_INTERNAL_TOKEN:-demo-internal-token-change-me}"
