@@ -120,12 +120,16 @@ final class AdviceTransformer implements ClassFileTransformer {
     @Override
     public byte[] transform(Module module, ClassLoader loader, String internalName, Class<?> redefined,
             ProtectionDomain domain, byte[] classFile) {
-        if (!worthALook(loader, internalName, classFile) || busy.get() != null) {
+        if (busy.get() != null) {
             return null;
         }
         busy.set(Boolean.TRUE);
-        String name = internalName.replace('/', '.');
+        String name = internalName;
         try {
+            if (!worthALook(loader, internalName, classFile)) {
+                return null;
+            }
+            name = internalName.replace('/', '.');
             ClassFileLocator locator = new ClassFileLocator.Compound(
                     ClassFileLocator.Simple.of(name, classFile),
                     ClassFileLocator.ForClassLoader.of(loader),

@@ -265,7 +265,8 @@ public final class AgentInstaller {
     private static byte[] classFile(ClassLoader loader, String internalName) {
         try (InputStream in = loader.getResourceAsStream(internalName + ".class")) {
             return in == null ? null : in.readAllBytes();
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | LinkageError e) {
+            // a loader that cannot say: offer the class anyway
             return null;
         }
     }

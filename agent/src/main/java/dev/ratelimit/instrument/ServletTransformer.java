@@ -1,13 +1,12 @@
 package dev.ratelimit.instrument;
 
 import static net.bytebuddy.matcher.ElementMatchers.declaresMethod;
+import static net.bytebuddy.matcher.ElementMatchers.hasDescriptor;
 import static net.bytebuddy.matcher.ElementMatchers.hasSuperType;
 import static net.bytebuddy.matcher.ElementMatchers.isAbstract;
 import static net.bytebuddy.matcher.ElementMatchers.isInterface;
 import static net.bytebuddy.matcher.ElementMatchers.namedOneOf;
 import static net.bytebuddy.matcher.ElementMatchers.not;
-import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
-import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.method.MethodDescription;
@@ -41,12 +40,16 @@ final class ServletTransformer {
                         "jakarta.servlet.Servlet", "javax.servlet.Servlet")));
     }
 
+    /**
+     * {@code void doFilter}/{@code service(ServletRequest, ServletResponse)} of one namespace:
+     * exactly the descriptors {@link ClassPrefilter} looks for, so that the prefilter never
+     * passes over a class this would match.
+     */
     static ElementMatcher<MethodDescription> entryPoints() {
         return namedOneOf("doFilter", "service")
                 .and(not(isAbstract()))
-                .and(takesArguments(2))
-                .and(takesArgument(0, namedOneOf("jakarta.servlet.ServletRequest", "javax.servlet.ServletRequest")))
-                .and(takesArgument(1, namedOneOf("jakarta.servlet.ServletResponse", "javax.servlet.ServletResponse")));
+                .and(hasDescriptor("(Ljakarta/servlet/ServletRequest;Ljakarta/servlet/ServletResponse;)V")
+                        .or(hasDescriptor("(Ljavax/servlet/ServletRequest;Ljavax/servlet/ServletResponse;)V")));
     }
 
     /** Adds the advice to {@code builder} for {@code type}, defined by {@code loader}. */

@@ -1,5 +1,6 @@
 package dev.ratelimit.instrument;
 
+import static net.bytebuddy.matcher.ElementMatchers.named;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,7 +15,12 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
+import net.bytebuddy.ByteBuddy;
+import net.bytebuddy.description.modifier.Visibility;
 import net.bytebuddy.dynamic.ClassFileLocator;
+import net.bytebuddy.dynamic.DynamicType;
+import net.bytebuddy.implementation.FixedValue;
+import net.bytebuddy.implementation.StubMethod;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.MethodVisitor;
@@ -151,6 +157,33 @@ class ClassPrefilterTest {
             }
         }, ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
         return found[0];
+    }
+
+    /**
+     * Made-up servlets: the matcher and the walk agree on what is an entry point, including
+     * the shapes no library has (a non-void overload, arguments of two namespaces).
+     */
+    @Test
+    void theMatcherAndTheWalkAgreeOnMadeUpServlets() {
+        Object[][] cases = {
+            {void.class, javax.servlet.ServletRequest.class, javax.servlet.ServletResponse.class, true},
+            {void.class, jakarta.servlet.ServletRequest.class, jakarta.servlet.ServletResponse.class, true},
+            {boolean.class, javax.servlet.ServletRequest.class, javax.servlet.ServletResponse.class, false},
+            {void.class, jakarta.servlet.ServletRequest.class, javax.servlet.ServletResponse.class, false},
+        };
+        for (Object[] shape : cases) {
+            DynamicType.Unloaded<?> servlet = new ByteBuddy()
+                    .subclass(javax.servlet.http.HttpServlet.class)
+                    .defineMethod("doFilter", (Class<?>) shape[0], Visibility.PUBLIC)
+                    .withParameters((Class<?>) shape[1], (Class<?>) shape[2])
+                    .intercept(shape[0] == void.class ? StubMethod.INSTANCE : FixedValue.value(true))
+                    .make();
+            boolean expected = (Boolean) shape[3];
+            String what = Arrays.toString(shape);
+            assertEquals(expected, mentionsServletApi(servlet.getBytes()), what);
+            assertEquals(expected, ServletTransformer.entryPoints().matches(
+                    servlet.getTypeDescription().getDeclaredMethods().filter(named("doFilter")).getOnly()), what);
+        }
     }
 
     @Test
