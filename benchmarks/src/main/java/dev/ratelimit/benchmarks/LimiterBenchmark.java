@@ -233,8 +233,9 @@ public class LimiterBenchmark {
     }
 
     /**
-     * One {@code LongAdder.increment}, as a rule's metrics count each allowed call of a keyed
-     * rule (a global fixed-window rule counts them from its window counters instead).
+     * One {@code LongAdder.increment}, as a rule's metrics count each allowed call when its
+     * limiter cannot (sliding windows, token buckets, several limits); a rule with one fixed
+     * window counts them from its window counters instead.
      */
     @Benchmark
     public void floor_longAdder() {
