@@ -6,6 +6,7 @@ import java.lang.instrument.Instrumentation;
 import java.security.ProtectionDomain;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 import net.bytebuddy.ByteBuddy;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.dynamic.ClassFileLocator;
@@ -59,7 +60,8 @@ final class AdviceTransformer implements ClassFileTransformer {
     private final ElementMatcher<TypeDescription> limitedTypes;
     private final ServletTransformer servlets;
     private final ElementMatcher<TypeDescription> servletTypes = ServletTransformer.types();
-    private final LimitedMethodTransformer.RuleBookSource rules;
+    /** Whether a method rule in force names the class (a binary name); made once, used per class. */
+    private final Predicate<String> namedByRules;
     private final TransformationErrors listener;
     private final Instrumentation instrumentation;
     private final ClassLoader agentLoader;
@@ -79,7 +81,7 @@ final class AdviceTransformer implements ClassFileTransformer {
         this.methods = methods;
         this.limitedTypes = methods.typeMatcher();
         this.servlets = servlets;
-        this.rules = rules;
+        this.namedByRules = name -> rules.current().namesClass(name);
         this.listener = listener;
         this.instrumentation = instrumentation;
         this.agentLoader = AdviceTransformer.class.getClassLoader();
@@ -108,7 +110,7 @@ final class AdviceTransformer implements ClassFileTransformer {
     /** Whether the class needs a parse at all (it can be instrumented and the prefilter says so). */
     boolean worthALook(ClassLoader loader, String internalName, byte[] classFile) {
         return !ignored(loader, internalName)
-                && ClassPrefilter.worthALook(internalName, classFile, name -> rules.current().namesClass(name));
+                && ClassPrefilter.worthALook(internalName, classFile, namedByRules);
     }
 
     @Override

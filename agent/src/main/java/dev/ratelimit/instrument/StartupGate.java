@@ -42,7 +42,8 @@ import java.util.function.Predicate;
  * bounded by {@link #MAX_WAIT_MILLIS} so that a cycle we cannot foresee (a class loaded inside a
  * static initializer the background thread also needs) costs a delay, not a hang: such a class
  * is retransformed the same way. So are the classes already loaded when the gate was registered
- * (another agent's premain may have loaded application classes), as {@code installOn} would.
+ * (another agent's premain may have loaded application classes), as an attach does with every
+ * loaded class.
  */
 final class StartupGate implements ClassFileTransformer {
     private static final System.Logger LOG = System.getLogger("dev.ratelimit");
