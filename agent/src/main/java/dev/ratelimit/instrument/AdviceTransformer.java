@@ -12,13 +12,10 @@ import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.dynamic.DynamicType;
 import net.bytebuddy.dynamic.TypeResolutionStrategy;
-import net.bytebuddy.dynamic.VisibilityBridgeStrategy;
-import net.bytebuddy.dynamic.scaffold.InstrumentedType;
 import net.bytebuddy.dynamic.scaffold.TypeValidation;
 import net.bytebuddy.implementation.Implementation;
 import net.bytebuddy.matcher.ElementMatcher;
 import net.bytebuddy.matcher.ElementMatchers;
-import net.bytebuddy.matcher.LatentMatcher;
 import net.bytebuddy.pool.TypePool;
 
 /**
@@ -33,10 +30,14 @@ import net.bytebuddy.pool.TypePool;
  * the largest single cost of the agent's start-up. The agent is compiled for Java 11, so this
  * class simply overrides the {@code Module} overload, and uses Byte Buddy for what it is
  * irreplaceable at: describing the class ({@link TypePool}), matching it, and weaving the
- * advice ({@code redefine} and {@code Advice}). The settings are those {@code AgentBuilder}
- * had: the class file format is never changed (no added members, no type initializer, advice
- * only), type descriptions come from the class files, looked up in the class's own loader and
- * then in the agent's jar.
+ * advice ({@code Advice}). The class file format is never changed (no added members, no type
+ * initializer, advice only), and type descriptions come from the class files, looked up in the
+ * class's own loader and then in the agent's jar.
+ *
+ * <p>The class is <em>decorated</em> ({@code ByteBuddy.decorate}, what {@code AgentBuilder}'s
+ * {@code TypeStrategy.Default.DECORATE} does), not redefined: only the advice's visitors touch
+ * it. A redefinition also builds the class's method graph, which reads the class file of every
+ * supertype, and rewrites every method through Byte Buddy's own registry; advice needs neither.
  *
  * <h2>What it never touches</h2>
  *
@@ -53,9 +54,7 @@ final class AdviceTransformer implements ClassFileTransformer {
     private final ByteBuddy byteBuddy = new ByteBuddy()
             .with(TypeValidation.DISABLED)
             // advice only: no new members, no type initializer, the class file format unchanged
-            .with(Implementation.Context.Disabled.Factory.INSTANCE)
-            .with(InstrumentedType.Factory.Default.FROZEN)
-            .with(VisibilityBridgeStrategy.Default.NEVER);
+            .with(Implementation.Context.Disabled.Factory.INSTANCE);
     private final LimitedMethodTransformer methods;
     private final ElementMatcher<TypeDescription> limitedTypes;
     private final ServletTransformer servlets;
@@ -147,8 +146,7 @@ final class AdviceTransformer implements ClassFileTransformer {
             if (!limited && !servlet) {
                 return null;
             }
-            DynamicType.Builder<?> builder = byteBuddy.redefine(type, locator)
-                    .ignoreAlso(LatentMatcher.ForSelfDeclaredMethod.NOT_DECLARED);
+            DynamicType.Builder<?> builder = byteBuddy.decorate(type, locator);
             if (limited) {
                 builder = methods.transform(builder, type, loader);
             }
@@ -182,8 +180,7 @@ final class AdviceTransformer implements ClassFileTransformer {
         TypeDescription type = pool.describe(name).resolve();
         limitedTypes.matches(type);
         servletTypes.matches(type);
-        DynamicType.Builder<?> builder = byteBuddy.redefine(type, agentClassFiles)
-                .ignoreAlso(LatentMatcher.ForSelfDeclaredMethod.NOT_DECLARED);
+        DynamicType.Builder<?> builder = byteBuddy.decorate(type, agentClassFiles);
         builder = servlets.warmUp(builder, ElementMatchers.named("handle"));
         builder = methods.warmUp(builder, type);
         builder.make(TypeResolutionStrategy.Disabled.INSTANCE, pool).getBytes();
