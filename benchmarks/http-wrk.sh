@@ -4,7 +4,10 @@
 #  1. Throughput: two test-app JVMs, one plain and one under the agent, both started once and
 #     warmed up with wrk; then PAIRS pairs of wrk runs alternate between them (the order flips each
 #     pair: none/agent, agent/none, ...), each SECONDS long at 2 threads and 32 connections, with
-#     --latency. Prints requests/s, latency percentiles, per-pair ratios and their median (the headline; one disturbed pair moves a mean a lot on a shared machine).
+#     --latency. Prints requests/s, latency percentiles, per-pair ratios and their median (the
+#     headline; one disturbed pair moves a mean a lot on a shared machine) with a bootstrap 95%
+#     interval, and the server JVM's CPU time per request in each run (from /proc): the agent's
+#     cost per request, steadier than throughput when the machine's speed drifts. Needs python3.
 #  2. Start-up: the time from launching `java -jar test-app.jar` to its first 200 response, with and
 #     without the agent, alternating, STARTS of each; prints each and the medians.
 #
@@ -116,33 +119,43 @@ if curl -s -D - -o /dev/null "http://127.0.0.1:$port_none$path" | grep -qi '^Rat
 fi
 echo "agent check: $(grep -i '^RateLimit-Policy' <<<"$headers" | tr -d '\r')"
 
-run_wrk() { # NAME PORT DURATION -> output file
+cpu_ms() { # PID -> the process's CPU time so far (user + system), ms
+  awk -v hz="$(getconf CLK_TCK)" '{ print int(($14 + $15) * 1000 / hz) }' "/proc/$1/stat"
+}
+run_wrk() { # NAME PORT DURATION [PID] -> output file; with PID, the server's CPU ms during the run too
+  local before=0
+  [[ -n ${4:-} ]] && before=$(cpu_ms "$4")
   wrk -t"$threads" -c"$connections" -d"$3" --latency "http://127.0.0.1:$2$path" >"$work/wrk-$1.txt" 2>&1
+  [[ -n ${4:-} ]] && echo "server-cpu-ms $(( $(cpu_ms "$4") - before ))" >>"$work/wrk-$1.txt"
+  return 0
 }
 field() { # FILE -> "rps p50 p75 p90 p99 non2xx"
   awk '
     function us(v) { if (v ~ /us$/) return v+0; if (v ~ /ms$/) return v*1000; if (v ~ /s$/) return v*1000000; return v }
     /Requests\/sec:/ { rps=$2 }
+    / requests in / { requests=$1 }
+    /^server-cpu-ms / { cpu=$2 }
     /^ +50%/ { p50=us($2) } /^ +75%/ { p75=us($2) } /^ +90%/ { p90=us($2) } /^ +99%/ { p99=us($2) }
     /Non-2xx or 3xx responses:/ { bad=$5 }
     /Socket errors/ { err=$0 }
-    END { printf "%s %s %s %s %s %s\n", rps, p50, p75, p90, p99, (bad==""?0:bad) }' "$1"
+    END { printf "%s %s %s %s %s %s %.2f\n", rps, p50, p75, p90, p99, (bad==""?0:bad), (requests>0 ? cpu*1000/requests : 0) }' "$1"
 }
 
 echo "warm-up: ${seconds}s each"
 run_wrk warm-none "$port_none" "${seconds}s"
 run_wrk warm-agent "$port_agent" "${seconds}s"
 
-printf '\n%-6s %-6s %12s %10s %10s %10s %10s %8s\n' pair run "requests/s" "p50 us" "p75 us" "p90 us" "p99 us" "non-2xx"
+printf '\n%-6s %-6s %12s %10s %10s %10s %10s %8s %12s\n' pair run "requests/s" "p50 us" "p75 us" "p90 us" "p99 us" "non-2xx" "cpu us/req"
 : >"$work/rows"
 for ((p = 1; p <= pairs; p++)); do
   if ((p % 2 == 1)); then order="none agent"; else order="agent none"; fi
   for run in $order; do
     port_var="port_$run"
-    run_wrk "$run-$p" "${!port_var}" "${seconds}s"
-    read -r rps p50 p75 p90 p99 bad < <(field "$work/wrk-$run-$p.txt")
-    printf '%-6s %-6s %12s %10s %10s %10s %10s %8s\n' "$p" "$run" "$rps" "$p50" "$p75" "$p90" "$p99" "$bad"
-    echo "$p $run $rps $p50 $p75 $p90 $p99 $bad" >>"$work/rows"
+    pid_var="pid_$run"
+    run_wrk "$run-$p" "${!port_var}" "${seconds}s" "${!pid_var}"
+    read -r rps p50 p75 p90 p99 bad cpu < <(field "$work/wrk-$run-$p.txt")
+    printf '%-6s %-6s %12s %10s %10s %10s %10s %8s %12s\n' "$p" "$run" "$rps" "$p50" "$p75" "$p90" "$p99" "$bad" "$cpu"
+    echo "$p $run $rps $p50 $p75 $p90 $p99 $bad $cpu" >>"$work/rows"
   done
 done
 echo
@@ -159,6 +172,25 @@ awk '
     printf "ratio agent/none latency: p50 %.3f p99 %.3f\n", lat["agent",4]/lat["none",4], lat["agent",7]/lat["none",7]
     printf "non-2xx responses in all measured runs: %d\n", bad
   }' "$work/rows"
+# the median pair ratio with a bootstrap 95% interval over pairs (fixed seed, 10,000 resamples);
+# and the server's CPU time per request, the steadier figure: what the agent adds to each request
+python3 - "$work/rows" <<'PY'
+import random, statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    rows[(int(f[0]), f[1])] = (float(f[2]), float(f[8]))
+pairs = sorted({p for p, _ in rows})
+random.seed(1)
+for what, i in (("requests/s", 0), ("server CPU per request", 1)):
+    r = [rows[p, "agent"][i] / rows[p, "none"][i] for p in pairs if rows[p, "none"][i] > 0]
+    boots = sorted(statistics.median(random.choices(r, k=len(r))) for _ in range(10000))
+    print(f"agent/none {what}: median of {len(r)} pair ratios {statistics.median(r):.3f},"
+          f" 95% interval {boots[250]:.3f} to {boots[9749]:.3f}")
+cpu = {run: statistics.median(rows[p, run][1] for p in pairs) for run in ("none", "agent")}
+print(f"server CPU per request, median: none {cpu['none']:.1f} us, agent {cpu['agent']:.1f} us,"
+      f" difference {cpu['agent'] - cpu['none']:+.1f} us")
+PY
 echo
 echo "last pair, as wrk printed it:"
 cat "$work/wrk-none-$pairs.txt" "$work/wrk-agent-$pairs.txt"

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds two reference agents for the start-up comparison (benchmarks/README.md, "Fourth round"):
+#   benchmarks/target/floor-agents/empty.jar         a premain that does nothing
+#   benchmarks/target/floor-agents/minimal-bb.jar    AgentBuilder + one advice on HttpServlet.service
+# The second uses the Byte Buddy jar of the build (from the local Maven repository; run
+# mvn -B -DskipTests install first), beside it as byte-buddy.jar.
+# Then, e.g.: benchmarks/startup-ab.sh 24 empty=benchmarks/target/floor-agents/empty.jar \
+#   minimal-bb=benchmarks/target/floor-agents/minimal-bb.jar ours=agent/target/rate-limit-agent.jar
+set -euo pipefail
+cd "$(dirname "$0")"
+version=$(sed -n 's:.*<byte-buddy.version>\(.*\)</byte-buddy.version>.*:\1:p' ../pom.xml)
+bb="$HOME/.m2/repository/net/bytebuddy/byte-buddy/$version/byte-buddy-$version.jar"
+[[ -f $bb ]] || { echo "missing $bb: run mvn -B -DskipTests install first" >&2; exit 1; }
+out=target/floor-agents
+rm -rf "$out"
+mkdir -p "$out/classes"
+cp "$bb" "$out/byte-buddy.jar"
+javac --release 11 -d "$out/classes" -cp "$out/byte-buddy.jar" floor-agents/src/floor/*.java
+printf 'Premain-Class: floor.EmptyAgent\n' >"$out/empty.mf"
+printf 'Premain-Class: floor.MinimalByteBuddyAgent\nClass-Path: byte-buddy.jar\nCan-Retransform-Classes: true\n' >"$out/minimal-bb.mf"
+jar cfm "$out/empty.jar" "$out/empty.mf" -C "$out/classes" floor/EmptyAgent.class
+jar cfm "$out/minimal-bb.jar" "$out/minimal-bb.mf" -C "$out/classes" floor
+echo "built $out/empty.jar and $out/minimal-bb.jar (Byte Buddy $version)"
