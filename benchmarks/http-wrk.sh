@@ -18,12 +18,14 @@
 # header, and wrk's "Non-2xx or 3xx responses" line (printed when there are any) shows rejects.
 #
 # Needs: mvn -B -DskipTests install (agent/target/rate-limit-agent.jar, test-app/target/test-app.jar),
-# wrk and curl. Usage: [AGENT_JAR=JAR] benchmarks/http-wrk.sh [PAIRS] [SECONDS] [STARTS]
+# wrk and curl. Usage: [AGENT_JAR=JAR] benchmarks/http-wrk.sh [PAIRS] [SECONDS] [STARTS] [WARMUP_SECONDS]
+# (WARMUP_SECONDS: wrk on each JVM before the pairs; default SECONDS, at least 15)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs="${1:-3}"
 seconds="${2:-15}"
 starts="${3:-5}"
+warmup="${4:-$(( seconds > 15 ? seconds : 15 ))}"
 threads=2
 connections=32
 agent_jar="${AGENT_JAR:-agent/target/rate-limit-agent.jar}"
@@ -141,9 +143,9 @@ field() { # FILE -> "rps p50 p75 p90 p99 non2xx"
     END { printf "%s %s %s %s %s %s %.2f\n", rps, p50, p75, p90, p99, (bad==""?0:bad), (requests>0 ? cpu*1000/requests : 0) }' "$1"
 }
 
-echo "warm-up: ${seconds}s each"
-run_wrk warm-none "$port_none" "${seconds}s"
-run_wrk warm-agent "$port_agent" "${seconds}s"
+echo "warm-up: ${warmup}s each"
+run_wrk warm-none "$port_none" "${warmup}s"
+run_wrk warm-agent "$port_agent" "${warmup}s"
 
 printf '\n%-6s %-6s %12s %10s %10s %10s %10s %8s %12s\n' pair run "requests/s" "p50 us" "p75 us" "p90 us" "p99 us" "non-2xx" "cpu us/req"
 : >"$work/rows"

@@ -44,6 +44,12 @@ public final class HttpRequests implements HttpGate {
 
     @Override
     public Object enter(Object request, Object response) {
+        Object serving = RequestContext.current();
+        if (serving instanceof RequestFacts && ((RequestFacts) serving).isFor(request)) {
+            // an entry point inside one this request has passed (the next filter, the servlet):
+            // the same request object, on the same thread, its facts still in the context
+            return null;
+        }
         ServletApi api = ServletApi.of(request);
         if (api == null || !api.isInitialDispatch(request) || api.attribute(request, SEEN) != null) {
             return null;
@@ -69,8 +75,9 @@ public final class HttpRequests implements HttpGate {
         }
         List<String> violated = null;
         long retryMillis = 0;
-        StringBuilder policies = new StringBuilder();
-        StringBuilder states = new StringBuilder();
+        // one rule matches most requests: its fields are used as they are, joined only for more
+        String policies = null;
+        String states = null;
         List<String> rejectedStates = null;
         for (int index : matched) {
             ActiveRule rule = current.rule(index);
@@ -83,9 +90,9 @@ public final class HttpRequests implements HttpGate {
                 continue;
             }
             RateLimitFields fields = current.fields(index);
-            append(policies, fields.policy());
+            policies = append(policies, fields.policy());
             if (Outcome.isAllowed(outcome)) {
-                append(states, fields.allowed(Outcome.remaining(outcome)));
+                states = append(states, fields.allowed(Outcome.remaining(outcome)));
             } else {
                 if (violated == null) {
                     violated = new ArrayList<>(1);
@@ -103,21 +110,19 @@ public final class HttpRequests implements HttpGate {
                 }
                 return false;
             }
-            reject(api, response, policies.toString(), String.join(", ", rejectedStates), violated, retryMillis);
+            reject(api, response, policies, String.join(", ", rejectedStates), violated, retryMillis);
             return true;
         }
-        if (policies.length() > 0) {
-            api.setHeader(response, "RateLimit-Policy", policies.toString());
-            api.setHeader(response, "RateLimit", states.toString());
+        if (policies != null) {
+            api.setHeader(response, "RateLimit-Policy", policies);
+            api.setHeader(response, "RateLimit", states);
         }
         return false;
     }
 
-    private static void append(StringBuilder list, String item) {
-        if (list.length() > 0) {
-            list.append(", ");
-        }
-        list.append(item);
+    /** A list field with {@code item} added: the item itself when the list is empty (null). */
+    private static String append(String list, String item) {
+        return list == null ? item : list + ", " + item;
     }
 
     private static void reject(ServletApi api, Object response, String policies, String states, List<String> violated,

@@ -15,6 +15,7 @@ import java.util.function.Function;
  */
 public final class HttpRules {
     private static final ActiveRule[] NONE = new ActiveRule[0];
+    private static final int[] NO_MATCH = new int[0];
 
     private final ActiveRule[] rules;
     private final RateLimitFields[] fields;
@@ -46,9 +47,15 @@ public final class HttpRules {
         return clients;
     }
 
-    /** The token verdict of a request: read only when an exempt header is configured. */
+    /**
+     * The token verdict of a request: read only when an exempt header is configured, and every
+     * line of the header only when it is there at all (most requests do not carry it).
+     */
     TokenVerifier.Verdict verdict(ServletApi api, Object request) {
-        return exemptHeader == null ? TokenVerifier.Verdict.NONE : tokens.verify(api.headers(request, exemptHeader));
+        if (exemptHeader == null || api.header(request, exemptHeader) == null) {
+            return TokenVerifier.Verdict.NONE;
+        }
+        return tokens.verify(api.headers(request, exemptHeader));
     }
 
     boolean isEmpty() {
@@ -68,7 +75,7 @@ public final class HttpRules {
             }
         }
         if (matched == null) {
-            return new int[0];
+            return NO_MATCH;
         }
         int[] exact = new int[count];
         System.arraycopy(matched, 0, exact, 0, count);

@@ -19,6 +19,8 @@ final class RateLimitFields {
 
     private final String name;
     private final String policy;
+    /** {@code "NAME";r=}: what every {@code RateLimit} item of this rule starts with. */
+    private final String itemStart;
     private final long firstWindowMillis;
 
     RateLimitFields(RuleConfig rule) {
@@ -36,6 +38,7 @@ final class RateLimitFields {
                     .append(";w=").append(Math.max(1, limit.window().toSeconds()));
         }
         this.policy = policy.toString();
+        this.itemStart = '"' + rule.name() + "\";r=";
         this.firstWindowMillis = limits.get(0).window().toMillis();
     }
 
@@ -52,12 +55,14 @@ final class RateLimitFields {
     String allowed(long remaining) {
         long now = CoarseClock.millis();
         long reset = seconds(firstWindowMillis - now % firstWindowMillis);
-        return '"' + name + "\";r=" + remaining + ";t=" + reset;
+        // sized for two longs at once: this runs on every allowed request
+        return new StringBuilder(itemStart.length() + 43).append(itemStart).append(remaining).append(";t=").append(reset)
+                .toString();
     }
 
     /** The {@code RateLimit} item of a rejected request. */
     String rejected(long retryMillis) {
-        return '"' + name + "\";r=0;t=" + seconds(retryMillis);
+        return itemStart + "0;t=" + seconds(retryMillis);
     }
 
     /** Whole seconds, rounded up, at least 1: a client told to retry never retries too early. */

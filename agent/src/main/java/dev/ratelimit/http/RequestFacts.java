@@ -21,6 +21,11 @@ final class RequestFacts implements RequestKeys {
         this.exempt = exempt;
     }
 
+    /** Whether these are the facts of this very request object (not merely an equal one). */
+    boolean isFor(Object request) {
+        return this.request == request;
+    }
+
     @Override
     public String clientIp() {
         String ip = clientIp;

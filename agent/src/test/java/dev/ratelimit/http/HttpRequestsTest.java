@@ -165,6 +165,58 @@ class HttpRequestsTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aNestedEntryWithTheRequestWrappedDoesNothingEither(String namespace) throws Exception {
+        FakeServlet servlet = new FakeServlet(namespace);
+        Object facts = gate.enter(servlet.request, servlet.response);
+        assertNotNull(facts);
+        Class<?> requestType = Class.forName(namespace + ".http.HttpServletRequest");
+        Object wrapped = Class.forName(namespace + ".http.HttpServletRequestWrapper").getConstructor(requestType)
+                .newInstance(servlet.request);
+        assertNull(gate.enter(wrapped, servlet.response), "a filter's wrapper is still the same request");
+        assertFalse(gate.exit(servlet.request, servlet.response, facts, null));
+        assertEquals(1, rules.get("api").metrics().allowed());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aRequestObjectTheContainerReusesIsANewRequestOnceTheFirstHasLeft(String namespace) throws Exception {
+        FakeServlet servlet = new FakeServlet(namespace);
+        assertNotNull(serve(servlet));
+        servlet.attributes.clear(); // what a container's recycling of the object does
+        assertNotNull(serve(servlet));
+        assertEquals(2, rules.get("api").metrics().allowed());
+        assertSame(RateLimitBridge.REJECTED, serve(new FakeServlet(namespace)));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void anAllowedResponseCarriesTheFieldsOfEveryMatchingRule(String namespace) throws Exception {
+        FakeServlet one = new FakeServlet(namespace);
+        serve(one);
+        assertEquals("\"api\";q=2;w=3600", one.responseHeaders.get("RateLimit-Policy"));
+        String state = one.responseHeaders.get("RateLimit");
+        assertTrue(state.matches("\"api\";r=1;t=\\d+"), state);
+        FakeServlet two = new FakeServlet(namespace);
+        two.uri = "/api/users/1";
+        two.principal = "carol";
+        two.remoteAddr = "192.0.2.30";
+        serve(two);
+        assertEquals("\"api\";q=2;w=3600, \"by-user\";q=1;w=3600", two.responseHeaders.get("RateLimit-Policy"));
+        state = two.responseHeaders.get("RateLimit");
+        assertTrue(state.matches("\"api\";r=1;t=\\d+, \"by-user\";r=0;t=\\d+"), state);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void anEmptyTokenHeaderIsForgedAndNoHeaderIsNot(String namespace) throws Exception {
+        serve(new FakeServlet(namespace).header("X-Internal-Token", ""));
+        serve(new FakeServlet(namespace));
+        assertEquals(1, rules.get("api").metrics().forgedTokens());
+        assertEquals(2, rules.get("api").metrics().allowed());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
     void aWrappedRejectionFromAMethodRuleBecomesA429(String namespace) throws Exception {
         FakeServlet servlet = new FakeServlet(namespace);
         servlet.uri = "/other";
