@@ -1,6 +1,8 @@
 package dev.ratelimit.http;
 
 import dev.ratelimit.limit.RequestKeys;
+import java.util.Collections;
+import java.util.List;
 
 /**
  * What the agent knows about the request being served: its client key and token verdict, worked
@@ -34,11 +36,16 @@ final class RequestFacts implements RequestKeys {
             ip = clients.untrustedPeerKey(peer);
             if (ip == null) {
                 // a trusted proxy: only now are its forwarding headers worth reading
-                ip = clients.clientKey(peer, api.headers(request, "X-Forwarded-For"), api.headers(request, "Forwarded"));
+                ip = clients.clientKey(peer, lines("X-Forwarded-For"), lines("Forwarded"));
             }
             clientIp = ip;
         }
         return ip;
+    }
+
+    /** Every line of a header; the lines are read only when the header is there at all. */
+    private List<String> lines(String name) {
+        return api.header(request, name) == null ? Collections.emptyList() : api.headers(request, name);
     }
 
     @Override

@@ -54,7 +54,10 @@ final class ServletApi {
     private final MethodHandle header;
     private final MethodHandle headers;
     private final MethodHandle userPrincipal;
+    /** {@code getDispatcherType()} as (Object) -> Object; null on Servlet 2.x. */
     private final MethodHandle dispatcherType;
+    /** {@code DispatcherType.REQUEST} of this API; null on Servlet 2.x. */
+    private final Object requestDispatch;
     private final MethodHandle getAttribute;
     private final MethodHandle setAttribute;
     private final MethodHandle isCommitted;
@@ -79,7 +82,15 @@ final class ServletApi {
         header = handle(lookup, request, "getHeader", String.class, String.class);
         headers = handle(lookup, request, "getHeaders", Enumeration.class, String.class);
         userPrincipal = handle(lookup, request, "getUserPrincipal", Principal.class);
-        dispatcherType = dispatcherType(lookup, servletRequest, namespace, loader);
+        Class<?> dispatcherEnum = dispatcherEnum(namespace, loader);
+        if (dispatcherEnum == null) {
+            dispatcherType = null;
+            requestDispatch = null;
+        } else {
+            dispatcherType = lookup.findVirtual(servletRequest, "getDispatcherType", MethodType.methodType(dispatcherEnum))
+                    .asType(MethodType.methodType(Object.class, Object.class));
+            requestDispatch = requestConstant(dispatcherEnum);
+        }
         getAttribute = handle(lookup, servletRequest, "getAttribute", Object.class, String.class);
         setAttribute = handle(lookup, servletRequest, "setAttribute", void.class, String.class, Object.class);
         isCommitted = handle(lookup, servletResponse, "isCommitted", boolean.class);
@@ -120,19 +131,18 @@ final class ServletApi {
         return handle.asType(handle.type().changeParameterType(0, Object.class));
     }
 
-    /** {@code getDispatcherType().name()}, or null on Servlet 2.x, which has no dispatcher types. */
-    private static MethodHandle dispatcherType(MethodHandles.Lookup lookup, Class<?> servletRequest, String namespace,
-            ClassLoader loader) throws ReflectiveOperationException {
-        Class<?> type;
+    /** The API's {@code DispatcherType}, or null on Servlet 2.x, which has none. */
+    private static Class<?> dispatcherEnum(String namespace, ClassLoader loader) {
         try {
-            type = Class.forName(namespace + ".DispatcherType", false, loader);
+            return Class.forName(namespace + ".DispatcherType", false, loader);
         } catch (ClassNotFoundException servlet2) {
             return null;
         }
-        MethodHandle getter = lookup.findVirtual(servletRequest, "getDispatcherType", MethodType.methodType(type));
-        MethodHandle name = lookup.findVirtual(Enum.class, "name", MethodType.methodType(String.class));
-        return MethodHandles.filterReturnValue(getter, name.asType(MethodType.methodType(String.class, type)))
-                .asType(MethodType.methodType(String.class, Object.class));
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static Object requestConstant(Class<?> dispatcherEnum) {
+        return Enum.valueOf((Class) dispatcherEnum, "REQUEST");
     }
 
     private static RuntimeException rethrow(Throwable t) {
@@ -150,7 +160,10 @@ final class ServletApi {
             return true;
         }
         try {
-            return "REQUEST".equals((String) dispatcherType.invokeExact(request));
+            // an enum constant: compared by identity, no name read. A container that answers null
+            // (none should) is treated as serving a plain request, so the request is limited.
+            Object type = (Object) dispatcherType.invokeExact(request);
+            return type == requestDispatch || type == null;
         } catch (Throwable t) {
             throw rethrow(t);
         }

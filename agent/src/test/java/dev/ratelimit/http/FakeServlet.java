@@ -52,7 +52,7 @@ final class FakeServlet {
                 case "getHeaders":
                     return Collections.enumeration(requestHeaders.getOrDefault(args[0], new ArrayList<>()));
                 case "getUserPrincipal": return principal == null ? null : (Principal) () -> principal;
-                case "getDispatcherType": return valueOf(dispatcher, dispatcherType);
+                case "getDispatcherType": return dispatcherType == null ? null : valueOf(dispatcher, dispatcherType);
                 case "getAttribute": return attributes.get(args[0]);
                 case "setAttribute": attributes.put((String) args[0], args[1]); return null;
                 default: throw new UnsupportedOperationException(m.getName());

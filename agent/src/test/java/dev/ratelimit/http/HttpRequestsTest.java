@@ -165,6 +165,59 @@ class HttpRequestsTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void onlyARequestDispatchIsCounted(String namespace) throws Exception {
+        for (String type : List.of("FORWARD", "INCLUDE", "ERROR", "ASYNC")) {
+            FakeServlet dispatch = new FakeServlet(namespace);
+            dispatch.dispatcherType = type;
+            assertNull(gate.enter(dispatch.request, dispatch.response), type);
+        }
+        assertEquals(0, rules.get("api").metrics().allowed());
+        FakeServlet plain = new FakeServlet(namespace);
+        assertNotNull(serve(plain));
+        // a container that answers null (none should) is limited like a plain request
+        FakeServlet unknown = new FakeServlet(namespace);
+        unknown.dispatcherType = null;
+        assertNotNull(serve(unknown));
+        assertEquals(2, rules.get("api").metrics().allowed());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void behindATrustedProxyTheForwardingHeadersNameTheClient(String namespace) throws Exception {
+        RuleSet ruleSet = ConfigLoader.parse(String.join("\n",
+                "version: 1",
+                "client:",
+                "  trusted-proxies: [192.0.2.10/32]",
+                "rules:",
+                "  - name: api",
+                "    match: {http: {path: /api/**}}",
+                "    key: client-ip",
+                "    limit: 100",
+                "    window: 1h",
+                ""), "rules.yaml", Path.of("."), name -> null);
+        HttpRules httpRules = new HttpRules(ruleSet,
+                List.of(new ActiveRule(ruleSet.rules().get(0), 1000)), name -> null);
+        HttpRequests proxied = new HttpRequests(() -> httpRules);
+        Map<String, String> seen = new LinkedHashMap<>();
+        for (String[] request : List.of(
+                new String[] {"none", null, null},
+                new String[] {"X-Forwarded-For", "X-Forwarded-For", "198.51.100.7"},
+                new String[] {"Forwarded", "Forwarded", "for=198.51.100.8"},
+                new String[] {"both lines", "X-Forwarded-For", "203.0.113.9, 198.51.100.9"})) {
+            FakeServlet servlet = new FakeServlet(namespace);
+            if (request[1] != null) {
+                servlet.header(request[1], request[2]);
+            }
+            RequestKeys facts = (RequestKeys) proxied.enter(servlet.request, servlet.response);
+            seen.put(request[0], facts.clientIp());
+            proxied.exit(servlet.request, servlet.response, facts, null);
+        }
+        assertEquals(Map.of("none", "192.0.2.10", "X-Forwarded-For", "198.51.100.7", "Forwarded", "198.51.100.8",
+                "both lines", "198.51.100.9"), seen);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
     void aNestedEntryWithTheRequestWrappedDoesNothingEither(String namespace) throws Exception {
         FakeServlet servlet = new FakeServlet(namespace);
         Object facts = gate.enter(servlet.request, servlet.response);
