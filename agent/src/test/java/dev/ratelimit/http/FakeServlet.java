@@ -30,6 +30,8 @@ final class FakeServlet {
     String dispatcherType = "REQUEST";
     boolean committed;
     int status = 200;
+    /** How many calls the request object has answered. */
+    int requestCalls;
     Object request;
     Object response;
 
@@ -40,6 +42,7 @@ final class FakeServlet {
         Class<?> responseType = Class.forName(namespace + ".http.HttpServletResponse", false, loader);
         Class<?> dispatcher = Class.forName(namespace + ".DispatcherType", false, loader);
         request = Proxy.newProxyInstance(loader, new Class<?>[] {requestType}, (proxy, m, args) -> {
+            requestCalls++;
             switch (m.getName()) {
                 case "getMethod": return method;
                 case "getRequestURI": return uri;

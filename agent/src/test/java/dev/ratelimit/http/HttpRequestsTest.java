@@ -218,6 +218,42 @@ class HttpRequestsTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aNestedEntryOfTheSameRequestObjectReadsNothing(String namespace) throws Exception {
+        FakeServlet servlet = new FakeServlet(namespace);
+        Object facts = gate.enter(servlet.request, servlet.response);
+        int calls = servlet.requestCalls;
+        assertNull(gate.enter(servlet.request, servlet.response));
+        assertEquals(calls, servlet.requestCalls, "the request's facts in the context are enough");
+        gate.exit(servlet.request, servlet.response, facts, null);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void anotherRequestObjectWhileOneIsServedIsCounted(String namespace) throws Exception {
+        FakeServlet outer = new FakeServlet(namespace);
+        Object outerFacts = gate.enter(outer.request, outer.response);
+        FakeServlet other = new FakeServlet(namespace);
+        Object otherFacts = gate.enter(other.request, other.response);
+        assertNotNull(otherFacts, "not the request being served, nor a wrapper of it");
+        gate.exit(other.request, other.response, otherFacts, null);
+        gate.exit(outer.request, outer.response, outerFacts, null);
+        assertEquals(2, rules.get("api").metrics().allowed());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aRequestThatEndsInAnApplicationExceptionLeavesNothingBehind(String namespace) throws Exception {
+        FakeServlet servlet = new FakeServlet(namespace);
+        Object facts = gate.enter(servlet.request, servlet.response);
+        assertFalse(gate.exit(servlet.request, servlet.response, facts, new IllegalStateException("the app failed")));
+        assertNull(RequestContext.current());
+        servlet.attributes.clear(); // the container reuses the object for the next request
+        assertNotNull(serve(servlet));
+        assertEquals(2, rules.get("api").metrics().allowed());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
     void aNestedEntryWithTheRequestWrappedDoesNothingEither(String namespace) throws Exception {
         FakeServlet servlet = new FakeServlet(namespace);
         Object facts = gate.enter(servlet.request, servlet.response);
