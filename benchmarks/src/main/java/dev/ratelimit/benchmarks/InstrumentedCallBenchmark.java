@@ -61,7 +61,7 @@ public class InstrumentedCallBenchmark {
     private long calls;
 
     @Setup(Level.Trial)
-    public void setUp(BenchmarkParams params) throws JMException {
+    public void setUp(BenchmarkParams params) throws JMException, InterruptedException {
         String name = params.getBenchmark();
         String method = name.substring(name.lastIndexOf('.') + 1);
         agent = method.endsWith("_agent");
@@ -73,8 +73,16 @@ public class InstrumentedCallBenchmark {
             }
             return;
         }
-        if (!server.isRegistered(new ObjectName("dev.ratelimit:type=Agent"))) {
-            throw new IllegalStateException("the agent is not installed in this fork (no dev.ratelimit:type=Agent MBean)");
+        // the agent finishes starting on a thread of its own while the fork starts (README, start-up),
+        // and registers its MBean last: wait for it, within reason
+        ObjectName agentBean = new ObjectName("dev.ratelimit:type=Agent");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!server.isRegistered(agentBean) && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        if (!server.isRegistered(agentBean)) {
+            throw new IllegalStateException("the agent is not installed in this fork (no dev.ratelimit:type=Agent MBean"
+                    + " after 30 s)");
         }
         // one call each, so the classes are loaded (and instrumented) and inline rules exist
         annotated.work(1);
