@@ -17,14 +17,12 @@ import java.util.List;
 final class RateLimitFields {
     static final String PROBLEM_TYPE = "https://iana.org/assignments/http-problem-types#quota-exceeded";
 
-    private final String name;
     private final String policy;
     /** {@code "NAME";r=}: what every {@code RateLimit} item of this rule starts with. */
     private final String itemStart;
     private final long firstWindowMillis;
 
     RateLimitFields(RuleConfig rule) {
-        this.name = rule.name();
         List<LimitSpec> limits = rule.limits();
         StringBuilder policy = new StringBuilder();
         for (LimitSpec limit : limits) {
@@ -40,10 +38,6 @@ final class RateLimitFields {
         this.policy = policy.toString();
         this.itemStart = '"' + rule.name() + "\";r=";
         this.firstWindowMillis = limits.get(0).window().toMillis();
-    }
-
-    String name() {
-        return name;
     }
 
     /** The {@code RateLimit-Policy} items of this rule. */
