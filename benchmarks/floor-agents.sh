@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds two reference agents for the start-up comparison (benchmarks/README.md, "Fourth round"):
 #   benchmarks/target/floor-agents/empty.jar         a premain that does nothing
+#   benchmarks/target/floor-agents/noop-transformer.jar  a premain that registers a retransform-capable
+#                                                     transformer that changes nothing
 #   benchmarks/target/floor-agents/minimal-bb.jar    AgentBuilder + one advice on HttpServlet.service
 # The second uses the Byte Buddy jar of the build (from the local Maven repository; run
 # mvn -B -DskipTests install first), beside it as byte-buddy.jar.
@@ -17,7 +19,9 @@ mkdir -p "$out/classes"
 cp "$bb" "$out/byte-buddy.jar"
 javac --release 11 -d "$out/classes" -cp "$out/byte-buddy.jar" floor-agents/src/floor/*.java
 printf 'Premain-Class: floor.EmptyAgent\n' >"$out/empty.mf"
+printf 'Premain-Class: floor.NoopTransformerAgent\nCan-Retransform-Classes: true\n' >"$out/noop-transformer.mf"
 printf 'Premain-Class: floor.MinimalByteBuddyAgent\nClass-Path: byte-buddy.jar\nCan-Retransform-Classes: true\n' >"$out/minimal-bb.mf"
 jar cfm "$out/empty.jar" "$out/empty.mf" -C "$out/classes" floor/EmptyAgent.class
+jar cfm "$out/noop-transformer.jar" "$out/noop-transformer.mf" -C "$out/classes" 'floor/NoopTransformerAgent.class' -C "$out/classes" 'floor/NoopTransformerAgent$1.class'
 jar cfm "$out/minimal-bb.jar" "$out/minimal-bb.mf" -C "$out/classes" floor
-echo "built $out/empty.jar and $out/minimal-bb.jar (Byte Buddy $version)"
+echo "built $out/empty.jar, $out/noop-transformer.jar and $out/minimal-bb.jar (Byte Buddy $version)"
