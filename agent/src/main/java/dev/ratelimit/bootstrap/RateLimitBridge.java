@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * The static entry that advice inlined into application classes calls.
@@ -65,6 +66,7 @@ public final class RateLimitBridge {
 
     private static volatile MethodGate methodGate;
     private static volatile HttpGate httpGate;
+    private static volatile Consumer<Object> platformMBeanServerListener;
 
     private RateLimitBridge() {
     }
@@ -178,6 +180,28 @@ public final class RateLimitBridge {
      */
     public static boolean claimInstallation() {
         return CLAIMED.compareAndSet(false, true);
+    }
+
+    /**
+     * Called by the exit advice of {@code ManagementFactory.getPlatformMBeanServer}: hands the
+     * platform MBean server to the runtime, which registers the agent's MBeans on it the first
+     * time. The agent never builds that server itself at start-up (see {@code JmxRegistry}).
+     */
+    public static void platformMBeanServer(Object server) {
+        Consumer<Object> listener = platformMBeanServerListener;
+        if (listener == null || server == null) {
+            return;
+        }
+        try {
+            listener.accept(server);
+        } catch (Throwable t) {
+            agentError("registering the MBeans", t);
+        }
+    }
+
+    /** Who receives the platform MBean server from {@link #platformMBeanServer}; null for nobody. */
+    public static void onPlatformMBeanServer(Consumer<Object> listener) {
+        platformMBeanServerListener = listener;
     }
 
     /** Installs the runtime's decisions for instrumented methods and servlet requests. */

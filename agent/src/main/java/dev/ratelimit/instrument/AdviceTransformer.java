@@ -8,6 +8,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
 import net.bytebuddy.ByteBuddy;
+import net.bytebuddy.asm.Advice;
+import net.bytebuddy.description.method.MethodDescription;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.dynamic.DynamicType;
@@ -45,12 +47,19 @@ import net.bytebuddy.pool.TypePool;
  * agent's bridge and shaded libraries, and generated classes (lambdas, proxies, CGLIB and Byte
  * Buddy classes: they have no class file to read and nothing a rule can name). Every other class
  * first goes through {@link ClassPrefilter}, which passes over nearly all of them without a parse.
+ * The one exception is {@code ManagementFactory}: {@link PlatformMBeanServerAdvice} is woven into
+ * its {@code getPlatformMBeanServer}, so that the agent registers its MBeans when the platform
+ * MBean server comes into being instead of building it at start-up.
  *
  * <p>A class loaded while this transformer is at work on the same thread (Byte Buddy resolving a
  * type, say) is left alone, as is any class whose transformation fails: the failure is counted
  * and logged, and the class loads as it was.
  */
 final class AdviceTransformer implements ClassFileTransformer {
+    /** The one JDK class the agent weaves (see {@link PlatformMBeanServerAdvice}). */
+    static final String MANAGEMENT_FACTORY = "java/lang/management/ManagementFactory";
+    static final String MANAGEMENT_FACTORY_NAME = "java.lang.management.ManagementFactory";
+
     private final ByteBuddy byteBuddy = new ByteBuddy()
             .with(TypeValidation.DISABLED)
             // advice only: no new members, no type initializer, the class file format unchanged
@@ -73,10 +82,12 @@ final class AdviceTransformer implements ClassFileTransformer {
     private final Module bridgeModule = RateLimitBridge.class.getModule();
     /** Set while this thread is inside {@link #transform}: classes loaded meanwhile pass. */
     private final ThreadLocal<Boolean> busy = new ThreadLocal<>();
+    private final Advice platformMBeanServerAdvice;
+    private final Runnable managementFactoryUnwoven;
 
     AdviceTransformer(LimitedMethodTransformer methods, ServletTransformer servlets,
             LimitedMethodTransformer.RuleBookSource rules, TransformationErrors listener,
-            Instrumentation instrumentation) {
+            Instrumentation instrumentation, Runnable managementFactoryUnwoven) {
         this.methods = methods;
         this.limitedTypes = methods.typeMatcher();
         this.servlets = servlets;
@@ -85,6 +96,10 @@ final class AdviceTransformer implements ClassFileTransformer {
         this.instrumentation = instrumentation;
         this.agentLoader = AdviceTransformer.class.getClassLoader();
         this.agentClassFiles = ClassFileLocator.ForClassLoader.of(agentLoader);
+        this.platformMBeanServerAdvice = Advice.to(
+                TypePool.Default.of(agentClassFiles).describe(PlatformMBeanServerAdvice.class.getName()).resolve(),
+                agentClassFiles);
+        this.managementFactoryUnwoven = managementFactoryUnwoven;
     }
 
     /**
@@ -121,6 +136,9 @@ final class AdviceTransformer implements ClassFileTransformer {
     @Override
     public byte[] transform(Module module, ClassLoader loader, String internalName, Class<?> redefined,
             ProtectionDomain domain, byte[] classFile) {
+        if (loader == null && MANAGEMENT_FACTORY.equals(internalName)) {
+            return managementFactory(module, classFile);
+        }
         if (busy.get() != null) {
             return null;
         }
@@ -162,6 +180,33 @@ final class AdviceTransformer implements ClassFileTransformer {
             return null;
         } finally {
             busy.remove();
+        }
+    }
+
+    /**
+     * Weaves {@link PlatformMBeanServerAdvice} into {@code getPlatformMBeanServer}. If that
+     * fails, the agent builds the platform MBean server itself, so that its MBeans are never lost.
+     */
+    private byte[] managementFactory(Module module, byte[] classFile) {
+        try {
+            ClassFileLocator locator = new ClassFileLocator.Compound(
+                    ClassFileLocator.Simple.of(MANAGEMENT_FACTORY_NAME, classFile),
+                    ClassFileLocator.ForClassLoader.ofBootLoader());
+            TypePool pool = new TypePool.Default.WithLazyResolution(
+                    TypePool.CacheProvider.Simple.withObjectType(), locator, TypePool.Default.ReaderMode.FAST);
+            TypeDescription type = pool.describe(MANAGEMENT_FACTORY_NAME).resolve();
+            byte[] woven = byteBuddy.decorate(type, locator)
+                    .visit(platformMBeanServerAdvice.on(ElementMatchers.<MethodDescription>named("getPlatformMBeanServer")
+                            .and(ElementMatchers.isStatic()).and(ElementMatchers.takesNoArguments())))
+                    .make(TypeResolutionStrategy.Disabled.INSTANCE, pool)
+                    .getBytes();
+            readsBridge(module);
+            return woven;
+        } catch (Throwable error) {
+            RateLimitBridge.agentError("weaving " + MANAGEMENT_FACTORY_NAME + " (the platform MBean server is built at once)",
+                    error);
+            managementFactoryUnwoven.run();
+            return null;
         }
     }
 

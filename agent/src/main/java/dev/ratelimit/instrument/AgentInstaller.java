@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.lang.System.Logger.Level;
 import java.lang.instrument.Instrumentation;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.logging.ConsoleHandler;
 import java.util.logging.Logger;
+import javax.management.MBeanServer;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.method.MethodDescription;
 import net.bytebuddy.implementation.bytecode.member.MethodInvocation;
@@ -63,10 +65,10 @@ public final class AgentInstaller {
 
     private AgentInstaller(Instrumentation instrumentation, Path configPath, RuleSet ruleSet) {
         this.instrumentation = instrumentation;
-        this.jmx = new JmxRegistry(name -> rules.rule(name));
         this.rules = new RuleBook(ruleSet, LimiterFactory.of(ruleSet.store()), null, this::ruleCreated);
         this.sites = new MethodSites(rules);
         this.reloader = new RuleReloader(this, configPath);
+        this.jmx = new JmxRegistry(name -> rules.rule(name), reloader);
     }
 
     /** Called by {@code AgentLauncher} through reflection. */
@@ -127,8 +129,16 @@ public final class AgentInstaller {
         if (attached) {
             instrumentation.addTransformer(transformer, true);
             agent.retransformLoaded(transformer);
+            agent.jmx.attachPlatform(agent.rules.names());
         } else {
+            // The MBeans go on the platform MBean server when someone first asks for it (the
+            // transformer weaves ManagementFactory as it loads); if it was loaded before the
+            // transformer was in force, the server may exist already: attach it now.
+            RateLimitBridge.onPlatformMBeanServer(server -> agent.attachPlatformMBeanServer((MBeanServer) server));
             gate.open(transformer, instrumentation);
+            if (gate.managementFactoryLoadedEarly()) {
+                agent.attachPlatformMBeanServer(ManagementFactory.getPlatformMBeanServer());
+            }
             try {
                 transformer.warmUp();
             } catch (RuntimeException | LinkageError e) {
@@ -136,8 +146,6 @@ public final class AgentInstaller {
                 LOG.log(Level.DEBUG, () -> "rate-limit-agent: warming up the transformer failed: " + e);
             }
         }
-        agent.jmx.registerAgent(agent.reloader);
-        agent.jmx.sync(agent.rules.names());
         agent.reloader.watch(ruleSet, baseline);
         String summary = "rate-limit-agent " + Version.VERSION + " started"
                 + (attached ? " (attached to a running JVM)" : "") + ": config " + configPath + ", store "
@@ -232,7 +240,8 @@ public final class AgentInstaller {
         Advice.ExceptionHandler exceptionHandler = adviceExceptionHandler();
         LimitedMethodTransformer methods = new LimitedMethodTransformer(sites, source, exceptionHandler);
         RateLimitBridge.install(sites, new HttpRequests(() -> rules.http()));
-        return new AdviceTransformer(methods, new ServletTransformer(exceptionHandler), source, listener, instrumentation);
+        return new AdviceTransformer(methods, new ServletTransformer(exceptionHandler), source, listener, instrumentation,
+                this::managementFactoryUnwoven);
     }
 
     /**
@@ -287,6 +296,24 @@ public final class AgentInstaller {
         } catch (NoSuchMethodException e) {
             throw new IllegalStateException("the bridge does not match the runtime", e);
         }
+    }
+
+    /** Registers the MBeans on the platform MBean server, once. */
+    private void attachPlatformMBeanServer(MBeanServer server) {
+        if (jmx.attach(server, rules.names())) {
+            RateLimitBridge.onPlatformMBeanServer(null);
+        }
+    }
+
+    /**
+     * {@code ManagementFactory} could not be woven: the agent would never hear of the platform
+     * MBean server, so it builds it, on a thread of its own (the class is being loaded on this one).
+     */
+    private void managementFactoryUnwoven() {
+        Thread attach = new Thread(() -> attachPlatformMBeanServer(ManagementFactory.getPlatformMBeanServer()),
+                "rate-limit-agent-jmx");
+        attach.setDaemon(true);
+        attach.start();
     }
 
     /** An inline rule was created: give it its MBean. */

@@ -58,6 +58,8 @@ final class StartupGate implements ClassFileTransformer {
     private final CountDownLatch settled = new CountDownLatch(1);
     private final List<Escaped> escaped = new ArrayList<>();
     private final List<Class<?>> loadedBefore = new ArrayList<>();
+    /** Guarded by {@link #escaped}: ManagementFactory was loaded before the transformer was in force. */
+    private boolean managementFactoryEarly;
     private volatile ClassFileTransformer transformer;
     private volatile boolean failed;
     private volatile Thread builder;
@@ -93,6 +95,11 @@ final class StartupGate implements ClassFileTransformer {
         for (Class<?> type : classes) {
             ClassLoader loader = type.getClassLoader();
             String name = type.getName();
+            if (loader == null && name.equals(AdviceTransformer.MANAGEMENT_FACTORY_NAME)) {
+                synchronized (escaped) {
+                    managementFactoryEarly = true;
+                }
+            }
             if (loader != null && loader != agentLoader && loader != ClassLoader.getPlatformClassLoader()
                     && !name.startsWith("java.") && !name.startsWith("jdk.") && !name.startsWith("sun.")
                     && !name.startsWith("com.sun.") && !type.isArray() && !type.isPrimitive()) {
@@ -204,6 +211,9 @@ final class StartupGate implements ClassFileTransformer {
     @Override
     public byte[] transform(Module module, ClassLoader loader, String internalName, Class<?> redefined,
             ProtectionDomain domain, byte[] classFile) throws IllegalClassFormatException {
+        if (loader == null && AdviceTransformer.MANAGEMENT_FACTORY.equals(internalName)) {
+            return managementFactory(module, redefined, domain, classFile);
+        }
         if (loader == null || loader == agentLoader) {
             // the JDK's own classes and the agent's: the transformer ignores both
             return null;
@@ -224,6 +234,34 @@ final class StartupGate implements ClassFileTransformer {
             }
         }
         return ready.transform(module, loader, internalName, redefined, domain, classFile);
+    }
+
+    /**
+     * {@code ManagementFactory} never waits: a JDK class may be loaded anywhere, the start thread
+     * included. Before the transformer is in force it loads as it is, and the agent then builds the
+     * platform MBean server itself ({@link #managementFactoryLoadedEarly}).
+     */
+    private byte[] managementFactory(Module module, Class<?> redefined, ProtectionDomain domain, byte[] classFile)
+            throws IllegalClassFormatException {
+        ClassFileTransformer ready;
+        synchronized (escaped) {
+            ready = transformer;
+            if (ready == null) {
+                managementFactoryEarly = true;
+                return null;
+            }
+        }
+        return ready.transform(module, null, AdviceTransformer.MANAGEMENT_FACTORY, redefined, domain, classFile);
+    }
+
+    /**
+     * Whether {@code ManagementFactory} was loaded before the transformer was in force (and so was
+     * not woven). Read it after {@link #open}: from then on the class is woven as it loads.
+     */
+    boolean managementFactoryLoadedEarly() {
+        synchronized (escaped) {
+            return managementFactoryEarly;
+        }
     }
 
     private ClassFileTransformer await(ClassLoader loader, String internalName) {

@@ -17,26 +17,64 @@ import javax.management.StandardMBean;
  * A rule's MBean reads whichever rule of that name is in force, so a reload re-registers only the
  * rules it adds or removes. Failing to register (a security manager, a clash) is logged and
  * otherwise ignored: metrics never stop the agent.
+ *
+ * <p>The registry is given the server ({@link #attach}); it never asks for it. Building the
+ * platform MBean server (about 160 classes of the JDK, and every platform MXBean) took a quarter
+ * of the agent's start-up CPU, in applications that often never build it themselves. So at
+ * start-up the agent hands the server over when the application, a JMX agent or a JMX client
+ * first asks for it, and builds it only if it was asked for before the agent could see that
+ * (see {@code AgentInstaller}). Until then, changes of the rules are not registered anywhere:
+ * {@link #attach} registers the rules in force at that moment.
  */
 public final class JmxRegistry {
     private static final System.Logger LOG = System.getLogger("dev.ratelimit");
 
-    private final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
     private final Function<String, ActiveRule> rules;
+    private final AgentMBean agent;
     private final Set<String> registered = new HashSet<>();
+    /** Guarded by this; null until {@link #attach}. */
+    private MBeanServer server;
 
-    /** @param rules finds the rule of a name now in force, or null */
-    public JmxRegistry(Function<String, ActiveRule> rules) {
+    /**
+     * @param rules finds the rule of a name now in force, or null
+     * @param agent the agent's own MBean
+     */
+    public JmxRegistry(Function<String, ActiveRule> rules, AgentMBean agent) {
         this.rules = rules;
+        this.agent = agent;
     }
 
-    /** Registers the agent's own MBean. */
-    public void registerAgent(AgentMBean agent) {
+    /**
+     * Registers the agent's MBean and those of the rules {@code names} on {@code server}, the
+     * first time only.
+     *
+     * @return false if a server was attached before (nothing changes)
+     */
+    public synchronized boolean attach(MBeanServer server, Collection<String> names) {
+        if (this.server != null) {
+            return false;
+        }
+        this.server = server;
         register(agentName(), new StandardMBean(agent, AgentMBean.class, false));
+        sync(names);
+        return true;
     }
 
-    /** Makes the registered rule MBeans match {@code names}. */
+    /** Attaches the platform MBean server, building it if no one has yet. */
+    public boolean attachPlatform(Collection<String> names) {
+        return attach(ManagementFactory.getPlatformMBeanServer(), names);
+    }
+
+    /** Whether a server is attached. */
+    public synchronized boolean attached() {
+        return server != null;
+    }
+
+    /** Makes the registered rule MBeans match {@code names}; nothing before {@link #attach}. */
     public synchronized void sync(Collection<String> names) {
+        if (server == null) {
+            return;
+        }
         for (String name : names) {
             if (registered.add(name)) {
                 register(ruleName(name), new StandardMBean(new RuleView(name), RuleMBean.class, false));

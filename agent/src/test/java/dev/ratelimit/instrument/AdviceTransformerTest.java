@@ -13,6 +13,7 @@ import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.store.LimiterFactory;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicInteger;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.method.MethodDescription;
 import net.bytebuddy.implementation.bytecode.member.MethodInvocation;
@@ -56,8 +57,10 @@ class AdviceTransformerTest {
                 new MethodDescription.ForLoadedMethod(RateLimitBridge.class.getMethod("adviceError", Throwable.class))));
         LimitedMethodTransformer.RuleBookSource source = () -> book;
         transformer = new AdviceTransformer(new LimitedMethodTransformer(sites, source, handler),
-                new ServletTransformer(handler), source, errors, null);
+                new ServletTransformer(handler), source, errors, null, unwoven::incrementAndGet);
     }
+
+    private final AtomicInteger unwoven = new AtomicInteger();
 
     /**
      * An application's loader: here the agent's classes share the system loader with the test's,
@@ -89,6 +92,26 @@ class AdviceTransformerTest {
         assertNull(transformer.transform(null, null, "x/Boot", null, null, new byte[0]), "the bootstrap loader");
         assertEquals(0, errors.transformed());
         assertTrue(sites.sites().isEmpty());
+    }
+
+    @Test
+    void managementFactoryIsTheOneBootstrapClassWovenAndOnlyInGetPlatformMBeanServer() {
+        byte[] original = ClassPrefilterTest.classFile(AdviceTransformer.MANAGEMENT_FACTORY);
+        byte[] woven = transformer.transform(null, null, AdviceTransformer.MANAGEMENT_FACTORY, null, null, original);
+        assertNotNull(woven);
+        assertTrue(callsBridge(woven, "getPlatformMBeanServer"), "the exit advice hands the server to the bridge");
+        assertFalse(callsBridge(original, "getPlatformMBeanServer"));
+        assertFalse(callsBridge(woven, "getRuntimeMXBean"), "no other method");
+        assertEquals(0, errors.transformed(), "not counted as a rate-limited class");
+        assertEquals(0, unwoven.get());
+    }
+
+    @Test
+    void aManagementFactoryThatCannotBeWovenMakesTheAgentBuildTheServer() {
+        long agentErrors = RateLimitBridge.agentErrors();
+        assertNull(transformer.transform(null, null, AdviceTransformer.MANAGEMENT_FACTORY, null, null, new byte[] {1, 2}));
+        assertEquals(1, unwoven.get(), "the fallback ran");
+        assertEquals(agentErrors + 1, RateLimitBridge.agentErrors(), "counted as an agent error");
     }
 
     @Test

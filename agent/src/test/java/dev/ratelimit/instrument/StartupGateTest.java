@@ -107,6 +107,33 @@ class StartupGateTest {
     }
 
     @Test
+    void managementFactoryNeverWaitsAndIsMarkedWhenItLoadsBeforeTheTransformer() throws Exception {
+        byte[] managementFactory = classFile(AdviceTransformer.MANAGEMENT_FACTORY);
+        StartupGate early = new StartupGate(noRules(), AGENT, NEVER_MILLIS);
+        assertTimeoutPreemptively(Duration.ofSeconds(10), () -> assertNull(early.transform((Module) null, null,
+                AdviceTransformer.MANAGEMENT_FACTORY, null, null, managementFactory)));
+        early.open(transformer, null);
+        assertTrue(early.managementFactoryLoadedEarly(), "loaded unwoven: the agent must build the server itself");
+        assertEquals(0, transformed.get());
+
+        StartupGate late = new StartupGate(noRules(), AGENT, NEVER_MILLIS);
+        late.open(transformer, null);
+        assertArrayEquals(TRANSFORMED, late.transform((Module) null, null, AdviceTransformer.MANAGEMENT_FACTORY,
+                null, null, managementFactory), "the one bootstrap class the transformer sees");
+        assertFalse(late.managementFactoryLoadedEarly());
+        assertEquals(1, transformed.get());
+    }
+
+    @Test
+    void managementFactoryLoadedBeforeTheGateIsMarked() throws Exception {
+        StartupGate gate = new StartupGate(noRules(), AGENT, NEVER_MILLIS);
+        gate.rememberLoaded(new Class<?>[] {String.class});
+        assertFalse(gate.managementFactoryLoadedEarly());
+        gate.rememberLoaded(new Class<?>[] {java.lang.management.ManagementFactory.class});
+        assertTrue(gate.managementFactoryLoadedEarly());
+    }
+
+    @Test
     void theThreadBuildingTheTransformerNeverWaitsOnItAndWhatItLoadsIsRetransformed() throws Exception {
         StartupGate gate = new StartupGate(noRules(), AGENT, NEVER_MILLIS);
         Class<?> servlet = Class.forName("jakarta.servlet.http.HttpServlet");

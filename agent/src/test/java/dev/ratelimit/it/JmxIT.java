@@ -57,6 +57,29 @@ class JmxIT {
         return Jdks.all();
     }
 
+    /**
+     * The agent does not build the platform MBean server of an application that never asks for
+     * it; when the application does, the agent's MBeans are there as soon as it returns.
+     */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void theMBeansAreOnThePlatformServerTheMomentTheApplicationBuildsIt(Path jdk) throws Exception {
+        Path rules = Files.writeString(dir.resolve("rules.yaml"), "version: 1\nrules:\n  - name: api\n"
+                + "    match:\n      http:\n        path: /api/**\n    key: client-ip\n    limit: 3\n    window: 1h\n");
+        ForkedJvm.Result result = ForkedJvm.run(jdk, List.of("-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                "-cp", ForkedJvm.applicationClassPath(), "dev.ratelimit.fixture.FixtureMain", "jmx"),
+                Duration.ofMinutes(1));
+        Map<String, String> results = result.results();
+        assertEquals(0, result.exitCode, result::toString);
+        assertEquals("true", results.get("jmx.agentStarted"), result::toString);
+        assertEquals("0", results.get("jmx.serversBefore"), () -> "the agent built an MBean server: " + result);
+        assertEquals("true", results.get("jmx.agentBean"), result::toString);
+        assertEquals("true", results.get("jmx.ruleBean"), result::toString);
+        assertEquals("0", results.get("jmx.ruleAllowed"), result::toString);
+        assertEquals("0", results.get("agentErrors"), result::toString);
+        assertEquals("0", results.get("transformationErrors"), result::toString);
+    }
+
     private static String rules(boolean withAddedRule) {
         String yaml = "version: 1\n"
                 + "exempt:\n"
