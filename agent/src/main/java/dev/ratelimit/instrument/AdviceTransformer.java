@@ -84,6 +84,7 @@ final class AdviceTransformer implements ClassFileTransformer {
     private final ThreadLocal<Boolean> busy = new ThreadLocal<>();
     private final Advice platformMBeanServerAdvice;
     private final Runnable managementFactoryUnwoven;
+    private volatile boolean managementFactoryWoven;
 
     AdviceTransformer(LimitedMethodTransformer methods, ServletTransformer servlets,
             LimitedMethodTransformer.RuleBookSource rules, TransformationErrors listener,
@@ -201,6 +202,7 @@ final class AdviceTransformer implements ClassFileTransformer {
                     .make(TypeResolutionStrategy.Disabled.INSTANCE, pool)
                     .getBytes();
             readsBridge(module);
+            managementFactoryWoven = true;
             return woven;
         } catch (Throwable error) {
             RateLimitBridge.agentError("weaving " + MANAGEMENT_FACTORY_NAME + " (the platform MBean server is built at once)",
@@ -208,6 +210,11 @@ final class AdviceTransformer implements ClassFileTransformer {
             managementFactoryUnwoven.run();
             return null;
         }
+    }
+
+    /** Whether this transformer has woven {@code ManagementFactory} (set before the class is defined). */
+    boolean managementFactoryWoven() {
+        return managementFactoryWoven;
     }
 
     /**

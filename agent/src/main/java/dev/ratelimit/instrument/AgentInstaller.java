@@ -129,15 +129,17 @@ public final class AgentInstaller {
         if (attached) {
             instrumentation.addTransformer(transformer, true);
             agent.retransformLoaded(transformer);
-            agent.jmx.attachPlatform(agent.rules.names());
+            agent.attachPlatformMBeanServerNow();
         } else {
             // The MBeans go on the platform MBean server when someone first asks for it (the
-            // transformer weaves ManagementFactory as it loads); if it was loaded before the
-            // transformer was in force, the server may exist already: attach it now.
+            // transformer weaves ManagementFactory as it loads). If it was loaded unwoven (before
+            // the transformer was in force), the server may exist already: attach it now.
             RateLimitBridge.onPlatformMBeanServer(server -> agent.attachPlatformMBeanServer((MBeanServer) server));
             gate.open(transformer, instrumentation);
-            if (gate.managementFactoryLoadedEarly()) {
-                agent.attachPlatformMBeanServer(ManagementFactory.getPlatformMBeanServer());
+            if (gate.managementFactoryLoadedEarly()
+                    || (isLoaded(instrumentation, AdviceTransformer.MANAGEMENT_FACTORY_NAME)
+                            && !transformer.managementFactoryWoven())) {
+                agent.attachPlatformMBeanServerNow();
             }
             try {
                 transformer.warmUp();
@@ -298,10 +300,20 @@ public final class AgentInstaller {
         }
     }
 
-    /** Registers the MBeans on the platform MBean server, once. */
+    /** Registers the MBeans on the platform MBean server, once, with the rules in force then. */
     private void attachPlatformMBeanServer(MBeanServer server) {
-        if (jmx.attach(server, rules.names())) {
+        if (jmx.attach(server, () -> rules.names())) {
             RateLimitBridge.onPlatformMBeanServer(null);
+        }
+    }
+
+    /** Asks for the platform MBean server (building it if no one has) and registers the MBeans. */
+    private void attachPlatformMBeanServerNow() {
+        try {
+            attachPlatformMBeanServer(ManagementFactory.getPlatformMBeanServer());
+        } catch (Throwable t) {
+            // metrics never stop the agent
+            RateLimitBridge.agentError("building the platform MBean server", t);
         }
     }
 
@@ -310,10 +322,18 @@ public final class AgentInstaller {
      * MBean server, so it builds it, on a thread of its own (the class is being loaded on this one).
      */
     private void managementFactoryUnwoven() {
-        Thread attach = new Thread(() -> attachPlatformMBeanServer(ManagementFactory.getPlatformMBeanServer()),
-                "rate-limit-agent-jmx");
+        Thread attach = new Thread(this::attachPlatformMBeanServerNow, "rate-limit-agent-jmx");
         attach.setDaemon(true);
         attach.start();
+    }
+
+    private static boolean isLoaded(Instrumentation instrumentation, String bootstrapClassName) {
+        for (Class<?> type : instrumentation.getAllLoadedClasses()) {
+            if (type.getClassLoader() == null && type.getName().equals(bootstrapClassName)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** An inline rule was created: give it its MBean. */

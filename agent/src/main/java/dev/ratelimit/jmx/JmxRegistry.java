@@ -2,11 +2,11 @@ package dev.ratelimit.jmx;
 
 import dev.ratelimit.limit.ActiveRule;
 import java.lang.System.Logger.Level;
-import java.lang.management.ManagementFactory;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import javax.management.JMException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
@@ -45,29 +45,20 @@ public final class JmxRegistry {
     }
 
     /**
-     * Registers the agent's MBean and those of the rules {@code names} on {@code server}, the
-     * first time only.
+     * Registers the agent's MBean and those of the rules in force on {@code server}, the first
+     * time only. The names are read under this registry's lock, so a reload's {@link #sync} that
+     * came before (and found no server) is not lost, and one that comes after waits for this.
      *
      * @return false if a server was attached before (nothing changes)
      */
-    public synchronized boolean attach(MBeanServer server, Collection<String> names) {
+    public synchronized boolean attach(MBeanServer server, Supplier<? extends Collection<String>> names) {
         if (this.server != null) {
             return false;
         }
         this.server = server;
         register(agentName(), new StandardMBean(agent, AgentMBean.class, false));
-        sync(names);
+        sync(names.get());
         return true;
-    }
-
-    /** Attaches the platform MBean server, building it if no one has yet. */
-    public boolean attachPlatform(Collection<String> names) {
-        return attach(ManagementFactory.getPlatformMBeanServer(), names);
-    }
-
-    /** Whether a server is attached. */
-    public synchronized boolean attached() {
-        return server != null;
     }
 
     /** Makes the registered rule MBeans match {@code names}; nothing before {@link #attach}. */
