@@ -20,7 +20,7 @@ import javax.management.StandardMBean;
  *
  * <p>The registry is given the server ({@link #attach}); it never asks for it. Building the
  * platform MBean server (about 160 classes of the JDK, and every platform MXBean) took a quarter
- * of the agent's start-up CPU, in applications that often never build it themselves. So at
+ * of the CPU of the agent's start thread, in applications that often never build it themselves. So at
  * start-up the agent hands the server over when the application, a JMX agent or a JMX client
  * first asks for it, and builds it only if it was asked for before the agent could see that
  * (see {@code AgentInstaller}). Until then, changes of the rules are not registered anywhere:
