@@ -21,6 +21,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.jar.Attributes;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import javax.management.Attribute;
@@ -78,6 +81,36 @@ class JmxIT {
         assertEquals("0", results.get("jmx.ruleAllowed"), result::toString);
         assertEquals("0", results.get("agentErrors"), result::toString);
         assertEquals("0", results.get("transformationErrors"), result::toString);
+    }
+
+    /**
+     * Another agent built the platform MBean server before this one started (so
+     * {@code ManagementFactory} was loaded before it could be woven): the agent registers its MBeans
+     * on that server itself, before it reports that it has started.
+     */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void theMBeansAreOnAServerAnotherAgentBuiltFirst(Path jdk) throws Exception {
+        Path rules = Files.writeString(dir.resolve("rules.yaml"), "version: 1\nrules:\n  - name: api\n"
+                + "    match:\n      http:\n        path: /api/**\n    key: client-ip\n    limit: 3\n    window: 1h\n");
+        Path first = dir.resolve("server-first.jar");
+        Manifest manifest = new Manifest();
+        manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+        manifest.getMainAttributes().putValue("Premain-Class", "dev.ratelimit.fixture.PlatformServerFirstAgent");
+        try (JarOutputStream jar = new JarOutputStream(Files.newOutputStream(first), manifest)) {
+            // the manifest is all it needs: the class is on the application class path
+        }
+        ForkedJvm.Result result = ForkedJvm.run(jdk, List.of("-javaagent:" + first,
+                "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                "-cp", ForkedJvm.applicationClassPath(), "dev.ratelimit.fixture.FixtureMain", "jmx"),
+                Duration.ofMinutes(1));
+        Map<String, String> results = result.results();
+        assertEquals(0, result.exitCode, result::toString);
+        assertEquals("true", results.get("jmx.agentStarted"), result::toString);
+        assertEquals("1", results.get("jmx.serversBefore"), () -> "the other agent's server: " + result);
+        assertEquals("true", results.get("jmx.agentBean"), result::toString);
+        assertEquals("true", results.get("jmx.ruleBean"), result::toString);
+        assertEquals("0", results.get("agentErrors"), result::toString);
     }
 
     private static String rules(boolean withAddedRule) {
