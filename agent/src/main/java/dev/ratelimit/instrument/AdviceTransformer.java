@@ -58,7 +58,7 @@ import net.bytebuddy.pool.TypePool;
 final class AdviceTransformer implements ClassFileTransformer {
     /** The one JDK class the agent weaves (see {@link PlatformMBeanServerAdvice}). */
     static final String MANAGEMENT_FACTORY = "java/lang/management/ManagementFactory";
-    static final String MANAGEMENT_FACTORY_NAME = "java.lang.management.ManagementFactory";
+    static final String MANAGEMENT_FACTORY_NAME = MANAGEMENT_FACTORY.replace('/', '.');
 
     private final ByteBuddy byteBuddy = new ByteBuddy()
             .with(TypeValidation.DISABLED)
