@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Builds two reference agents for the start-up comparison (benchmarks/README.md, "Fourth round"):
+# Builds four reference agents for the start-up comparison (benchmarks/README.md, "Fourth round",
+# "Fifth round" and "Sixth round"):
 #   benchmarks/target/floor-agents/empty.jar         a premain that does nothing
 #   benchmarks/target/floor-agents/noop-transformer.jar  a premain that registers a retransform-capable
 #                                                     transformer that changes nothing
 #   benchmarks/target/floor-agents/minimal-bb.jar    AgentBuilder + one advice on HttpServlet.service
-# The second uses the Byte Buddy jar of the build (from the local Maven repository; run
+#   benchmarks/target/floor-agents/advice-floor.jar  one advice on HttpServlet.service built and woven the
+#                                                     way this agent does it (Advice built off main, decorate)
+# The last two use the Byte Buddy jar of the build (from the local Maven repository; run
 # mvn -B -DskipTests install first), beside it as byte-buddy.jar.
 # Then, e.g.: benchmarks/startup-ab.sh 24 empty=benchmarks/target/floor-agents/empty.jar \
 #   minimal-bb=benchmarks/target/floor-agents/minimal-bb.jar ours=agent/target/rate-limit-agent.jar
@@ -21,7 +24,11 @@ javac --release 11 -d "$out/classes" -cp "$out/byte-buddy.jar" floor-agents/src/
 printf 'Premain-Class: floor.EmptyAgent\n' >"$out/empty.mf"
 printf 'Premain-Class: floor.NoopTransformerAgent\nCan-Retransform-Classes: true\n' >"$out/noop-transformer.mf"
 printf 'Premain-Class: floor.MinimalByteBuddyAgent\nClass-Path: byte-buddy.jar\nCan-Retransform-Classes: true\n' >"$out/minimal-bb.mf"
+printf 'Premain-Class: floor.AdviceFloorAgent\nClass-Path: byte-buddy.jar\nCan-Retransform-Classes: true\n' >"$out/advice-floor.mf"
 jar cfm "$out/empty.jar" "$out/empty.mf" -C "$out/classes" floor/EmptyAgent.class
 jar cfm "$out/noop-transformer.jar" "$out/noop-transformer.mf" -C "$out/classes" 'floor/NoopTransformerAgent.class' -C "$out/classes" 'floor/NoopTransformerAgent$1.class'
-jar cfm "$out/minimal-bb.jar" "$out/minimal-bb.mf" -C "$out/classes" floor
-echo "built $out/empty.jar, $out/noop-transformer.jar and $out/minimal-bb.jar (Byte Buddy $version)"
+jar cfm "$out/minimal-bb.jar" "$out/minimal-bb.mf" -C "$out/classes" 'floor/MinimalByteBuddyAgent.class' \
+  -C "$out/classes" 'floor/MinimalByteBuddyAgent$ServiceAdvice.class'
+jar cfm "$out/advice-floor.jar" "$out/advice-floor.mf" -C "$out/classes" 'floor/AdviceFloorAgent.class' \
+  -C "$out/classes" 'floor/AdviceFloorAgent$Weaver.class' -C "$out/classes" 'floor/AdviceFloorAgent$ServiceAdvice.class'
+echo "built $out/empty.jar, $out/noop-transformer.jar, $out/minimal-bb.jar and $out/advice-floor.jar (Byte Buddy $version)"
