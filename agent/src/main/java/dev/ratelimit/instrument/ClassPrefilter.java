@@ -9,15 +9,12 @@ import java.util.function.Predicate;
  * {@code RateLimited}, can only be a servlet entry point if it declares a non-abstract
  * {@code doFilter}/{@code service(ServletRequest, ServletResponse)} (read from its methods table),
  * and otherwise needs a look only if a method rule matches its name.
- * Every other class (nearly all of them) is passed over after a search of its bytes for two
- * strings, instead of a parse.
+ * Every other class (nearly all of them) is passed over after a walk of its constant pool instead
+ * of a parse.
  */
 final class ClassPrefilter {
     /** How a descriptor naming the annotation type ends, whatever its package. */
-    private static final String ANNOTATION_TEXT = "RateLimited;";
-    private static final byte[] ANNOTATION_MARK = ANNOTATION_TEXT.getBytes(StandardCharsets.US_ASCII);
-    /** How both entry-point descriptors end. */
-    private static final String ENTRY_POINT_TEXT = "ServletResponse;)V";
+    private static final byte[] ANNOTATION_MARK = "RateLimited;".getBytes(StandardCharsets.US_ASCII);
     // Not just "jakarta/servlet/": hundreds of a web application's classes name the servlet API
     // (every one handling an HttpServletRequest), and each would cost a parse and a walk up its
     // type hierarchy; only a few declare an entry point.
@@ -45,11 +42,9 @@ final class ClassPrefilter {
     }
 
     /**
-     * First looks for the two strings anywhere in the file ({@link #namesNothingLookedFor}), which
-     * settles nearly every class. Then walks the constant pool, looking only at its strings, then
-     * (if it holds an entry-point descriptor) the methods table: a few hundred length checks per
-     * class rather than a parse, which matters because every class the application loads comes
-     * through here.
+     * Walks the constant pool, looking only at its strings, then (if it holds an entry-point
+     * descriptor) the methods table: a few hundred length checks per class rather than a parse,
+     * which matters because every class the application loads comes through here.
      *
      * <p>{@link #ENTRY_POINT} means the class <em>declares</em> a non-abstract {@code doFilter}
      * or {@code service} taking ({@code ServletRequest, ServletResponse}), as
@@ -58,15 +53,9 @@ final class ClassPrefilter {
      * parse and a walk up its type hierarchy. {@link #ANNOTATION} means a string of the pool ends
      * in {@code RateLimited;}. Anything it cannot read (a class file version with constants it does
      * not know, a truncated file, a pool holding one of the strings it looks for twice) counts as
-     * both, so an unexpected format costs a parse, never a missed class; unless the file holds
-     * neither string at all, which no format can hide.
+     * both, so an unexpected format costs a parse, never a missed class.
      */
     static int scan(byte[] classFile) {
-        return namesNothingLookedFor(classFile) ? 0 : walk(classFile);
-    }
-
-    /** The walk of {@link #scan} without its first look. */
-    static int walk(byte[] classFile) {
         try {
             int count = readU2(classFile, 8);
             int at = 10;
@@ -128,27 +117,6 @@ final class ClassPrefilter {
         } catch (ArrayIndexOutOfBoundsException | DuplicateString unreadable) {
             return ANNOTATION | ENTRY_POINT;
         }
-    }
-
-    /**
-     * Whether the class file holds neither {@code RateLimited;} nor {@code ServletResponse;)V}
-     * anywhere. Then no string of its pool can end in the one or be an entry-point descriptor (a
-     * class file stores ASCII characters as themselves), and the walk has nothing to find. Nearly
-     * every class ends here.
-     *
-     * <p>The search is the JDK's {@code String.indexOf}, compiled long before the application's
-     * classes load (and vectorised by C2). The walk, run a few thousand times in a start-up, is
-     * interpreted at first and then compiled again and again by C1 and C2 while the application
-     * competes for the same cores. A file that does not begin like a class file goes to the walk,
-     * which lets it through.
-     */
-    static boolean namesNothingLookedFor(byte[] classFile) {
-        if (classFile.length < 10 || (classFile[0] & 0xFF) != 0xCA || (classFile[1] & 0xFF) != 0xFE
-                || (classFile[2] & 0xFF) != 0xBA || (classFile[3] & 0xFF) != 0xBE) {
-            return false;
-        }
-        String text = new String(classFile, StandardCharsets.ISO_8859_1);
-        return text.indexOf(ANNOTATION_TEXT) < 0 && text.indexOf(ENTRY_POINT_TEXT) < 0;
     }
 
     /** What {@link #classify} found in one string of the pool (ANNOTATION is one of them). */
