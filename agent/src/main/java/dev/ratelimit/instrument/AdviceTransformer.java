@@ -14,6 +14,9 @@ import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.dynamic.DynamicType;
 import net.bytebuddy.dynamic.TypeResolutionStrategy;
+import net.bytebuddy.dynamic.VisibilityBridgeStrategy;
+import net.bytebuddy.dynamic.scaffold.InstrumentedType;
+import net.bytebuddy.dynamic.scaffold.MethodGraph;
 import net.bytebuddy.dynamic.scaffold.TypeValidation;
 import net.bytebuddy.implementation.Implementation;
 import net.bytebuddy.matcher.ElementMatcher;
@@ -63,7 +66,14 @@ final class AdviceTransformer implements ClassFileTransformer {
     private final ByteBuddy byteBuddy = new ByteBuddy()
             .with(TypeValidation.DISABLED)
             // advice only: no new members, no type initializer, the class file format unchanged
-            .with(Implementation.Context.Disabled.Factory.INSTANCE);
+            .with(Implementation.Context.Disabled.Factory.INSTANCE)
+            // Advice visits the methods a class declares, and nothing is added or overridden, so
+            // neither the methods it inherits (Byte Buddy's default graph reads every supertype's
+            // class file and compiles a graph of them) nor bridges to them are wanted; the
+            // instrumented type is never changed either
+            .with(MethodGraph.Compiler.ForDeclaredMethods.INSTANCE)
+            .with(VisibilityBridgeStrategy.Default.NEVER)
+            .with(InstrumentedType.Factory.Default.FROZEN);
     private final LimitedMethodTransformer methods;
     private final ElementMatcher<TypeDescription> limitedTypes;
     private final ServletTransformer servlets;
