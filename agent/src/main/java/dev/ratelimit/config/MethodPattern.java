@@ -10,17 +10,28 @@ import java.util.regex.Pattern;
  * {@code **} segment matches any number of packages, none included: {@code **.ReportService}
  * matches {@code ReportService} and {@code com.acme.web.ReportService}. In the method part
  * {@code *} matches any characters. Both parts are compiled to regular expressions once, here.
+ *
+ * <p>{@link #matchesClass} is asked about every class the application loads, so it avoids the
+ * regular expression where it can: a class part without wildcards is compared as a string, and
+ * one with wildcards first has to start with the text before its first {@code *}.
  */
 public final class MethodPattern {
 
     private final String text;
     private final Pattern classPattern;
     private final Pattern methodPattern;
+    /** The class part when it has no wildcard, else null. */
+    private final String literalClass;
+    /** The class part's text before its first wildcard: every class it matches starts with it. */
+    private final String classPrefix;
 
-    private MethodPattern(String text, Pattern classPattern, Pattern methodPattern) {
+    private MethodPattern(String text, String classPart, Pattern classPattern, Pattern methodPattern) {
         this.text = text;
         this.classPattern = classPattern;
         this.methodPattern = methodPattern;
+        int wildcard = classPart.indexOf('*');
+        this.literalClass = wildcard < 0 ? classPart : null;
+        this.classPrefix = wildcard < 0 ? classPart : classPart.substring(0, wildcard);
     }
 
     /**
@@ -44,7 +55,7 @@ public final class MethodPattern {
             throw new IllegalArgumentException("invalid method pattern '" + text
                     + "': constructors and static initialisers cannot be limited; name a method instead");
         }
-        return new MethodPattern(text, compileClass(text, classPart), compileMethod(text, methodPart));
+        return new MethodPattern(text, classPart, compileClass(text, classPart), compileMethod(text, methodPart));
     }
 
     private static Pattern compileClass(String text, String classPart) {
@@ -114,7 +125,10 @@ public final class MethodPattern {
 
     /** True when the class part matches {@code binaryName} ({@code com.example.Outer$Inner}). */
     public boolean matchesClass(String binaryName) {
-        return classPattern.matcher(binaryName).matches();
+        if (literalClass != null) {
+            return literalClass.equals(binaryName);
+        }
+        return binaryName.startsWith(classPrefix) && classPattern.matcher(binaryName).matches();
     }
 
     /** True when the method part matches the method {@code name}. */

@@ -35,6 +35,8 @@ class MethodPatternTest {
         assertTrue(pattern.matchesClass("com.acme.UserService"));
         assertTrue(pattern.matchesClass("com.acme.Service"));
         assertFalse(pattern.matchesClass("com.acme.web.UserService"));
+        assertFalse(pattern.matchesClass("com.acme.UserServiceImpl"), "the text before the star is not enough");
+        assertFalse(pattern.matchesClass("org.acme.UserService"), "nor is the text after it");
         assertTrue(pattern.matchesMethod("get"));
         assertTrue(pattern.matchesMethod("getUser"));
         assertFalse(pattern.matchesMethod("findUser"));
