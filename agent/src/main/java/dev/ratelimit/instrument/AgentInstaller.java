@@ -7,6 +7,7 @@ import dev.ratelimit.config.ConfigException;
 import dev.ratelimit.config.ConfigLoader;
 import dev.ratelimit.config.RuleFileWatcher;
 import dev.ratelimit.config.RuleSet;
+import dev.ratelimit.config.TokenSource;
 import dev.ratelimit.http.HttpRequests;
 import dev.ratelimit.jmx.JmxRegistry;
 import dev.ratelimit.store.LimiterFactory;
@@ -26,7 +27,11 @@ import java.util.logging.Logger;
 import javax.management.MBeanServer;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.method.MethodDescription;
+import net.bytebuddy.description.method.MethodList;
+import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.implementation.bytecode.member.MethodInvocation;
+import net.bytebuddy.matcher.ElementMatchers;
+import net.bytebuddy.pool.TypePool;
 
 /**
  * Installs the agent: reads the options and the rule file, connects the bridge to the runtime,
@@ -51,7 +56,6 @@ public final class AgentInstaller {
     /** Where an attached agent leaves its report for the {@code attach} command to read. */
     public static final String ATTACH_REPORT_PROPERTY = "dev.ratelimit.attach.report";
 
-    private static final System.Logger LOG = System.getLogger("dev.ratelimit");
     private static final int RETRANSFORM_BATCH = 100;
     private static final long RETRANSFORM_PAUSE_MILLIS = 10;
     private static final long IDLE_RULE_REPORT_DELAY_MILLIS = 60_000;
@@ -74,7 +78,7 @@ public final class AgentInstaller {
     /** Called by {@code AgentLauncher} through reflection. */
     public static void install(String optionText, Instrumentation instrumentation, boolean attached) {
         if (!RateLimitBridge.claimInstallation()) {
-            LOG.log(Level.INFO, "rate-limit-agent: already installed in this JVM; nothing to do");
+            Log.LOG.log(Level.INFO, "rate-limit-agent: already installed in this JVM; nothing to do");
             System.setProperty(ATTACH_REPORT_PROPERTY, "already installed in this JVM; nothing was changed");
             return;
         }
@@ -86,14 +90,27 @@ public final class AgentInstaller {
             exitOnConfigError(attached, e.getMessage());
             return;
         }
-        configureLogging(options.log);
         Path configPath = Path.of(options.config);
-        RuleSet ruleSet = load(options, configPath, attached);
-        if (ruleSet == null) {
+        if (attached) {
+            configureLogging(options.log);
+            RuleSet ruleSet = load(options, configPath, true);
+            if (ruleSet != null) {
+                start(instrumentation, configPath, ruleSet, null, null);
+            }
             return;
         }
-        if (attached) {
-            start(instrumentation, configPath, ruleSet, null, null);
+        // Two JDK services the agent needs early take ~35 ms to start on a cold JVM (the security
+        // providers behind SHA-256, which hashes the internal token as the rule file is read, and
+        // java.util.logging): started here, they come up on the second core while main parses
+        // the rule file, instead of one after the other on main.
+        Thread jdkServices = new Thread(() -> {
+            configureLogging(options.log);
+            TokenSource.sha256(new byte[0]);
+        }, "rate-limit-agent-jdk-services");
+        jdkServices.setDaemon(true);
+        jdkServices.start();
+        RuleSet ruleSet = load(options, configPath, false);
+        if (ruleSet == null) {
             return;
         }
         // at start-up, only what must stop a bad start happens before main: the rest is built
@@ -104,6 +121,7 @@ public final class AgentInstaller {
         instrumentation.addTransformer(gate, true);
         gate.startBuilding(() -> {
             try {
+                awaitQuietly(jdkServices);
                 start(instrumentation, configPath, ruleSet, gate, baseline);
             } catch (Throwable t) {
                 if (gate.fail()) {
@@ -114,6 +132,15 @@ public final class AgentInstaller {
                 }
             }
         });
+    }
+
+    /** Waits for {@code thread} to end, so that the log level is set before the runtime logs anything. */
+    private static void awaitQuietly(Thread thread) {
+        try {
+            thread.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**
@@ -145,7 +172,7 @@ public final class AgentInstaller {
                 transformer.warmUp();
             } catch (RuntimeException | LinkageError e) {
                 // only the first class woven is slower
-                LOG.log(Level.DEBUG, () -> "rate-limit-agent: warming up the transformer failed: " + e);
+                Log.LOG.log(Level.DEBUG, () -> "rate-limit-agent: warming up the transformer failed: " + e);
             }
         }
         agent.reloader.watch(ruleSet, baseline);
@@ -154,7 +181,7 @@ public final class AgentInstaller {
                 + ruleSet.store().type().yamlName() + ", " + agent.rules.describe()
                 + (attached ? "; retransformed " + agent.listener.transformed() + " loaded classes" : "")
                 + " in " + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms";
-        LOG.log(Level.INFO, summary);
+        Log.LOG.log(Level.INFO, summary);
         System.setProperty(ATTACH_REPORT_PROPERTY, summary);
         agent.reportIdleRules(attached ? 0 : IDLE_RULE_REPORT_DELAY_MILLIS);
     }
@@ -172,7 +199,7 @@ public final class AgentInstaller {
             }
             List<String> idle = rules.idleMethodRules(sites.sites());
             if (!idle.isEmpty()) {
-                LOG.log(Level.WARNING, "rate-limit-agent: these method rules have matched no method"
+                Log.LOG.log(Level.WARNING, "rate-limit-agent: these method rules have matched no method"
                         + (delayMillis > 0 ? " in the first " + delayMillis / 1000 + " s" : "")
                         + ": " + String.join(", ", idle) + " (check the class and method names)");
             }
@@ -191,7 +218,7 @@ public final class AgentInstaller {
             if (options.onConfigError == AgentOptions.OnConfigError.DISABLE) {
                 System.err.println("rate-limit-agent: WARNING: the rule file " + configPath
                         + " is invalid; on-config-error=disable, so the agent runs WITHOUT the rules of that file");
-                LOG.log(Level.ERROR, "rate-limit-agent: the rule file " + configPath
+                Log.LOG.log(Level.ERROR, "rate-limit-agent: the rule file " + configPath
                         + " is invalid; running without its rules (on-config-error=disable)");
                 return RuleSet.empty(configPath.toString());
             }
@@ -290,14 +317,24 @@ public final class AgentInstaller {
         }
     }
 
-    /** What suppressed advice does with an error of ours: count it and log it once, in the bridge. */
-    private static Advice.ExceptionHandler adviceExceptionHandler() {
-        try {
-            return new Advice.ExceptionHandler.Simple(MethodInvocation.invoke(new MethodDescription.ForLoadedMethod(
-                    RateLimitBridge.class.getMethod("adviceError", Throwable.class))));
-        } catch (NoSuchMethodException e) {
-            throw new IllegalStateException("the bridge does not match the runtime", e);
+    /**
+     * What suppressed advice does with an error of ours: count it and log it once, in the bridge.
+     * The bridge's method is described from its class file, not by reflection: Byte Buddy's
+     * descriptions of loaded methods build several dynamic proxies, about 50 ms of CPU at
+     * start-up on this agent's reference machine, for one method.
+     */
+    static Advice.ExceptionHandler adviceExceptionHandler() {
+        TypePool pool = TypePool.Default.of(ClassFileLocator.ForClassLoader.of(AgentInstaller.class.getClassLoader()));
+        MethodList<MethodDescription.InDefinedShape> found = pool.describe(RateLimitBridge.class.getName()).resolve()
+                .getDeclaredMethods()
+                .filter(ElementMatchers.named("adviceError")
+                        .and(ElementMatchers.isStatic())
+                        .and(ElementMatchers.takesArguments(1))
+                        .and(ElementMatchers.takesArgument(0, ElementMatchers.named(Throwable.class.getName()))));
+        if (found.size() != 1) {
+            throw new IllegalStateException("the bridge does not match the runtime: no adviceError(Throwable)");
         }
+        return new Advice.ExceptionHandler.Simple(MethodInvocation.invoke(found.getOnly()));
     }
 
     /** Registers the MBeans on the platform MBean server, once, with the rules in force then. */
@@ -395,7 +432,7 @@ public final class AgentInstaller {
         try {
             instrumentation.retransformClasses(batch.toArray(new Class<?>[0]));
         } catch (Exception | LinkageError e) {
-            LOG.log(Level.WARNING, "rate-limit-agent: could not retransform " + batch.size()
+            Log.LOG.log(Level.WARNING, "rate-limit-agent: could not retransform " + batch.size()
                     + " classes for the new rules: " + e);
         }
         batch.clear();
@@ -407,5 +444,10 @@ public final class AgentInstaller {
 
     long transformedClasses() {
         return listener.transformed();
+    }
+
+    /** The agent's logger, looked up on first use: the lookup starts the JDK's logging. */
+    private static final class Log {
+        static final System.Logger LOG = System.getLogger("dev.ratelimit");
     }
 }

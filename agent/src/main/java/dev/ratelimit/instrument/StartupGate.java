@@ -46,7 +46,6 @@ import java.util.function.Predicate;
  * loaded class.
  */
 final class StartupGate implements ClassFileTransformer {
-    private static final System.Logger LOG = System.getLogger("dev.ratelimit");
     static final long MAX_WAIT_MILLIS = 10_000;
     /** How often, and how far apart, to look for a class that could not wait (up to 2 s in all). */
     private static final int ESCAPE_ATTEMPTS = 40;
@@ -163,7 +162,7 @@ final class StartupGate implements ClassFileTransformer {
         }
         synchronized (escaped) {
             for (Escaped one : escaped) {
-                LOG.log(Level.WARNING, "rate-limit-agent: " + one.name + " was loaded before the agent was ready and"
+                Log.LOG.log(Level.WARNING, "rate-limit-agent: " + one.name + " was loaded before the agent was ready and"
                         + " could not be found to instrument it; it runs without limits");
             }
             escaped.clear();
@@ -173,10 +172,10 @@ final class StartupGate implements ClassFileTransformer {
         }
         try {
             instrumentation.retransformClasses(classes.toArray(new Class<?>[0]));
-            LOG.log(Level.DEBUG, "rate-limit-agent: offered " + classes.size()
+            Log.LOG.log(Level.DEBUG, "rate-limit-agent: offered " + classes.size()
                     + " classes loaded before the agent was ready to the transformer");
         } catch (Exception | LinkageError e) {
-            LOG.log(Level.WARNING, "rate-limit-agent: could not retransform " + classes.size()
+            Log.LOG.log(Level.WARNING, "rate-limit-agent: could not retransform " + classes.size()
                     + " classes loaded before the agent was ready: " + e);
         }
     }
@@ -284,7 +283,7 @@ final class StartupGate implements ClassFileTransformer {
             }
         }
         if (escape(loader, internalName)) {
-            LOG.log(Level.WARNING, "rate-limit-agent: " + internalName.replace('/', '.') + " was loaded before the"
+            Log.LOG.log(Level.WARNING, "rate-limit-agent: " + internalName.replace('/', '.') + " was loaded before the"
                     + " agent was ready (waited " + maxWaitMillis + " ms); it will be instrumented when it is");
             return null;
         }
@@ -320,5 +319,10 @@ final class StartupGate implements ClassFileTransformer {
         boolean isGone() {
             return loader.get() == null;
         }
+    }
+
+    /** Looked up on first use: the gate is built on main, before the JDK's logging is started. */
+    private static final class Log {
+        static final System.Logger LOG = System.getLogger("dev.ratelimit");
     }
 }

@@ -15,8 +15,6 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 import net.bytebuddy.asm.Advice;
-import net.bytebuddy.description.method.MethodDescription;
-import net.bytebuddy.implementation.bytecode.member.MethodInvocation;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.MethodVisitor;
@@ -53,8 +51,7 @@ class AdviceTransformerTest {
         RuleBook book = new RuleBook(ruleSet, LimiterFactory.of(ruleSet.store()), null, () -> { });
         sites = new MethodSites(book);
         errors = new TransformationErrors();
-        Advice.ExceptionHandler handler = new Advice.ExceptionHandler.Simple(MethodInvocation.invoke(
-                new MethodDescription.ForLoadedMethod(RateLimitBridge.class.getMethod("adviceError", Throwable.class))));
+        Advice.ExceptionHandler handler = AgentInstaller.adviceExceptionHandler();
         LimitedMethodTransformer.RuleBookSource source = () -> book;
         transformer = new AdviceTransformer(new LimitedMethodTransformer(sites, source, handler),
                 new ServletTransformer(handler), source, errors, null, unwoven::incrementAndGet);
@@ -82,6 +79,8 @@ class AdviceTransformerTest {
         assertEquals(0, errors.errors());
         assertEquals(1, sites.sites().size());
         assertTrue(callsBridge(woven, "call"), "the woven method calls RateLimitBridge");
+        assertTrue(callsBridge(woven, "call", "adviceError"),
+                "an error inside the advice goes to the bridge's handler, which counts it");
         assertFalse(callsBridge(ClassPrefilterTest.classFile(Limited.class.getName().replace('.', '/')), "call"));
     }
 
@@ -140,6 +139,11 @@ class AdviceTransformerTest {
     }
 
     private static boolean callsBridge(byte[] classFile, String methodName) {
+        return callsBridge(classFile, methodName, null);
+    }
+
+    /** Whether {@code methodName} calls the bridge's {@code bridgeMethod} (any of its methods if null). */
+    private static boolean callsBridge(byte[] classFile, String methodName, String bridgeMethod) {
         boolean[] found = {false};
         new ClassReader(classFile).accept(new ClassVisitor(Opcodes.ASM9) {
             @Override
@@ -151,7 +155,8 @@ class AdviceTransformerTest {
                 return new MethodVisitor(Opcodes.ASM9) {
                     @Override
                     public void visitMethodInsn(int opcode, String owner, String method, String desc, boolean itf) {
-                        if (owner.equals(RateLimitBridge.class.getName().replace('.', '/'))) {
+                        if (owner.equals(RateLimitBridge.class.getName().replace('.', '/'))
+                                && (bridgeMethod == null || bridgeMethod.equals(method))) {
                             found[0] = true;
                         }
                     }
