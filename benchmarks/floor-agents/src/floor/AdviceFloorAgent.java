@@ -14,19 +14,27 @@ import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.dynamic.TypeResolutionStrategy;
+import net.bytebuddy.dynamic.VisibilityBridgeStrategy;
+import net.bytebuddy.dynamic.scaffold.InstrumentedType;
+import net.bytebuddy.dynamic.scaffold.MethodGraph;
 import net.bytebuddy.dynamic.scaffold.TypeValidation;
 import net.bytebuddy.implementation.Implementation;
 import net.bytebuddy.pool.TypePool;
 
 /**
  * The least an agent that inlines Byte Buddy advice can do, built the way ours is: a
- * retransform-capable transformer registered in {@code premain}, Byte Buddy's {@code Advice}
- * built on a thread of its own while the application starts, and one class woven by
- * {@code decorate}, as it loads: {@code jakarta.servlet.http.HttpServlet}, recognised by its name
- * alone (no look at any other class's bytes), with one enter advice on
+ * retransform-capable transformer registered in {@code premain}, Byte Buddy's {@code ByteBuddy}
+ * and {@code Advice} built on a thread of its own while the application starts, and one class
+ * woven by {@code decorate}, looking at declared methods only, as it loads:
+ * {@code jakarta.servlet.http.HttpServlet}, recognised by its name alone (no look at any other
+ * class's bytes), with one enter advice on
  * {@code service(ServletRequest, ServletResponse)}. If that class loads before the advice is
  * built, it waits for it. No rule file, no limiter, no isolation, no warm-up. The advice says
  * once, on standard output, that it ran.
+ *
+ * <p>Until the seventh round this agent built {@code ByteBuddy} in {@code premain}, on
+ * {@code main}, with Byte Buddy's default method graph (every inherited method, read from every
+ * supertype's class file); the sixth round's figures are of that version.
  */
 public final class AdviceFloorAgent {
     private static final String TARGET = "jakarta/servlet/http/HttpServlet";
@@ -44,12 +52,17 @@ public final class AdviceFloorAgent {
 
     private static final class Weaver implements ClassFileTransformer {
         private final CountDownLatch ready = new CountDownLatch(1);
+        // both built on the agent's own thread: premain does no Byte Buddy work
         private volatile Advice advice;
-        private final ByteBuddy byteBuddy = new ByteBuddy()
-                .with(TypeValidation.DISABLED)
-                .with(Implementation.Context.Disabled.Factory.INSTANCE);
+        private volatile ByteBuddy byteBuddy;
 
         void build() {
+            byteBuddy = new ByteBuddy()
+                    .with(TypeValidation.DISABLED)
+                    .with(Implementation.Context.Disabled.Factory.INSTANCE)
+                    .with(MethodGraph.Compiler.ForDeclaredMethods.INSTANCE)
+                    .with(VisibilityBridgeStrategy.Default.NEVER)
+                    .with(InstrumentedType.Factory.Default.FROZEN);
             ClassFileLocator ours = ClassFileLocator.ForClassLoader.of(AdviceFloorAgent.class.getClassLoader());
             advice = Advice.to(TypePool.Default.of(ours).describe(ServiceAdvice.class.getName()).resolve(), ours);
             ready.countDown();
