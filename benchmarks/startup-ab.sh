@@ -25,7 +25,8 @@ sed '0,/^    limit: 300$/s//    limit: 1000000000000000/' config/rules.yaml > "$
 start() { # LABEL [JVM ARGS...]
   local label=$1 port t0 t1 pid cpu
   shift
-  port=$((20000 + RANDOM % 20000))
+  # a port the kernel just handed out as free (a random one once collided with a port in use)
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   t0=$(date +%s%N)
   java "$@" -jar "$app_jar" --server.port="$port" >"$work/$label.log" 2>&1 &
   pid=$!
