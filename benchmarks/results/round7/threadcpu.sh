@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # usage: threadcpu.sh LABEL JAVA_ARGS... ; prints "LABEL thread cpu_ms" lines incl. ended threads total
-cd /work/main
+cd "$(dirname "$0")/../../.."  # the repository root
 label=$1; shift
 port=$((20000 + RANDOM % 20000))
 java "$@" -jar test-app/target/test-app.jar --server.port=$port >/tmp/tc-$label.log 2>&1 &
