@@ -103,9 +103,15 @@ public final class AgentInstaller {
         // providers behind SHA-256, which hashes the internal token as the rule file is read, and
         // java.util.logging): started here, they come up on the second core while main parses
         // the rule file, instead of one after the other on main.
+        Throwable[] servicesFailed = new Throwable[1];
         Thread jdkServices = new Thread(() -> {
-            configureLogging(options.log);
-            TokenSource.sha256(new byte[0]);
+            try {
+                configureLogging(options.log);
+                TokenSource.sha256(new byte[0]);
+            } catch (Throwable t) {
+                // reported by the start thread, which then stops the agent as premain would have
+                servicesFailed[0] = t;
+            }
         }, "rate-limit-agent-jdk-services");
         jdkServices.setDaemon(true);
         jdkServices.start();
@@ -122,6 +128,9 @@ public final class AgentInstaller {
         gate.startBuilding(() -> {
             try {
                 awaitQuietly(jdkServices);
+                if (servicesFailed[0] != null) {
+                    throw new IllegalStateException("setting up logging failed", servicesFailed[0]);
+                }
                 start(instrumentation, configPath, ruleSet, gate, baseline);
             } catch (Throwable t) {
                 if (gate.fail()) {
@@ -319,9 +328,9 @@ public final class AgentInstaller {
 
     /**
      * What suppressed advice does with an error of ours: count it and log it once, in the bridge.
-     * The bridge's method is described from its class file, not by reflection: Byte Buddy's
-     * descriptions of loaded methods build several dynamic proxies, about 50 ms of CPU at
-     * start-up on this agent's reference machine, for one method.
+     * The bridge's method is described from its class file, as the advice classes are, not by
+     * reflection (Byte Buddy's reflective descriptions of methods start with building dynamic
+     * proxies for the reflection API: 58 ms of the start thread's CPU in the seventh round).
      */
     static Advice.ExceptionHandler adviceExceptionHandler() {
         TypePool pool = TypePool.Default.of(ClassFileLocator.ForClassLoader.of(AgentInstaller.class.getClassLoader()));
