@@ -78,7 +78,7 @@ public final class AgentInstaller {
     /** Called by {@code AgentLauncher} through reflection. */
     public static void install(String optionText, Instrumentation instrumentation, boolean attached) {
         if (!RateLimitBridge.claimInstallation()) {
-            Log.LOG.log(Level.INFO, "rate-limit-agent: already installed in this JVM; nothing to do");
+            AgentLog.LOG.log(Level.INFO, "rate-limit-agent: already installed in this JVM; nothing to do");
             System.setProperty(ATTACH_REPORT_PROPERTY, "already installed in this JVM; nothing was changed");
             return;
         }
@@ -181,7 +181,7 @@ public final class AgentInstaller {
                 transformer.warmUp();
             } catch (RuntimeException | LinkageError e) {
                 // only the first class woven is slower
-                Log.LOG.log(Level.DEBUG, () -> "rate-limit-agent: warming up the transformer failed: " + e);
+                AgentLog.LOG.log(Level.DEBUG, () -> "rate-limit-agent: warming up the transformer failed: " + e);
             }
         }
         agent.reloader.watch(ruleSet, baseline);
@@ -190,7 +190,7 @@ public final class AgentInstaller {
                 + ruleSet.store().type().yamlName() + ", " + agent.rules.describe()
                 + (attached ? "; retransformed " + agent.listener.transformed() + " loaded classes" : "")
                 + " in " + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms";
-        Log.LOG.log(Level.INFO, summary);
+        AgentLog.LOG.log(Level.INFO, summary);
         System.setProperty(ATTACH_REPORT_PROPERTY, summary);
         agent.reportIdleRules(attached ? 0 : IDLE_RULE_REPORT_DELAY_MILLIS);
     }
@@ -208,7 +208,7 @@ public final class AgentInstaller {
             }
             List<String> idle = rules.idleMethodRules(sites.sites());
             if (!idle.isEmpty()) {
-                Log.LOG.log(Level.WARNING, "rate-limit-agent: these method rules have matched no method"
+                AgentLog.LOG.log(Level.WARNING, "rate-limit-agent: these method rules have matched no method"
                         + (delayMillis > 0 ? " in the first " + delayMillis / 1000 + " s" : "")
                         + ": " + String.join(", ", idle) + " (check the class and method names)");
             }
@@ -227,7 +227,7 @@ public final class AgentInstaller {
             if (options.onConfigError == AgentOptions.OnConfigError.DISABLE) {
                 System.err.println("rate-limit-agent: WARNING: the rule file " + configPath
                         + " is invalid; on-config-error=disable, so the agent runs WITHOUT the rules of that file");
-                Log.LOG.log(Level.ERROR, "rate-limit-agent: the rule file " + configPath
+                AgentLog.LOG.log(Level.ERROR, "rate-limit-agent: the rule file " + configPath
                         + " is invalid; running without its rules (on-config-error=disable)");
                 return RuleSet.empty(configPath.toString());
             }
@@ -338,8 +338,7 @@ public final class AgentInstaller {
                 .getDeclaredMethods()
                 .filter(ElementMatchers.named("adviceError")
                         .and(ElementMatchers.isStatic())
-                        .and(ElementMatchers.takesArguments(1))
-                        .and(ElementMatchers.takesArgument(0, ElementMatchers.named(Throwable.class.getName()))));
+                        .and(ElementMatchers.hasDescriptor("(Ljava/lang/Throwable;)V")));
         if (found.size() != 1) {
             throw new IllegalStateException("the bridge does not match the runtime: no adviceError(Throwable)");
         }
@@ -441,7 +440,7 @@ public final class AgentInstaller {
         try {
             instrumentation.retransformClasses(batch.toArray(new Class<?>[0]));
         } catch (Exception | LinkageError e) {
-            Log.LOG.log(Level.WARNING, "rate-limit-agent: could not retransform " + batch.size()
+            AgentLog.LOG.log(Level.WARNING, "rate-limit-agent: could not retransform " + batch.size()
                     + " classes for the new rules: " + e);
         }
         batch.clear();
@@ -453,10 +452,5 @@ public final class AgentInstaller {
 
     long transformedClasses() {
         return listener.transformed();
-    }
-
-    /** The agent's logger, looked up on first use: the lookup starts the JDK's logging. */
-    private static final class Log {
-        static final System.Logger LOG = System.getLogger("dev.ratelimit");
     }
 }

@@ -162,7 +162,7 @@ final class StartupGate implements ClassFileTransformer {
         }
         synchronized (escaped) {
             for (Escaped one : escaped) {
-                Log.LOG.log(Level.WARNING, "rate-limit-agent: " + one.name + " was loaded before the agent was ready and"
+                AgentLog.LOG.log(Level.WARNING, "rate-limit-agent: " + one.name + " was loaded before the agent was ready and"
                         + " could not be found to instrument it; it runs without limits");
             }
             escaped.clear();
@@ -172,10 +172,10 @@ final class StartupGate implements ClassFileTransformer {
         }
         try {
             instrumentation.retransformClasses(classes.toArray(new Class<?>[0]));
-            Log.LOG.log(Level.DEBUG, "rate-limit-agent: offered " + classes.size()
+            AgentLog.LOG.log(Level.DEBUG, "rate-limit-agent: offered " + classes.size()
                     + " classes loaded before the agent was ready to the transformer");
         } catch (Exception | LinkageError e) {
-            Log.LOG.log(Level.WARNING, "rate-limit-agent: could not retransform " + classes.size()
+            AgentLog.LOG.log(Level.WARNING, "rate-limit-agent: could not retransform " + classes.size()
                     + " classes loaded before the agent was ready: " + e);
         }
     }
@@ -283,7 +283,7 @@ final class StartupGate implements ClassFileTransformer {
             }
         }
         if (escape(loader, internalName)) {
-            Log.LOG.log(Level.WARNING, "rate-limit-agent: " + internalName.replace('/', '.') + " was loaded before the"
+            AgentLog.LOG.log(Level.WARNING, "rate-limit-agent: " + internalName.replace('/', '.') + " was loaded before the"
                     + " agent was ready (waited " + maxWaitMillis + " ms); it will be instrumented when it is");
             return null;
         }
@@ -319,10 +319,5 @@ final class StartupGate implements ClassFileTransformer {
         boolean isGone() {
             return loader.get() == null;
         }
-    }
-
-    /** Looked up on first use: the gate is built on main, before the JDK's logging is started. */
-    private static final class Log {
-        static final System.Logger LOG = System.getLogger("dev.ratelimit");
     }
 }
