@@ -7,7 +7,11 @@
 #   benchmarks/target/floor-agents/minimal-bb.jar    AgentBuilder + one advice on HttpServlet.service
 #   benchmarks/target/floor-agents/advice-floor.jar  one advice on HttpServlet.service built and woven the
 #                                                     way this agent does it (Advice built off main, decorate)
-# The last two use the Byte Buddy jar of the build (from the local Maven repository; run
+#   benchmarks/target/floor-agents/yaml-floor.jar    the advice floor, after composing the rule file (config=PATH)
+#                                                     with SnakeYAML Engine in premain, as this agent does
+#   benchmarks/target/floor-agents/burn-floor.jar    the advice floor plus a thread that burns burn=MILLIS of CPU
+#                                                     (agent options) as premain returns
+# The last four use the Byte Buddy jar of the build (from the local Maven repository; run
 # mvn -B -DskipTests install first), beside it as byte-buddy.jar.
 # Then, e.g.: benchmarks/startup-ab.sh 24 empty=benchmarks/target/floor-agents/empty.jar \
 #   minimal-bb=benchmarks/target/floor-agents/minimal-bb.jar ours=agent/target/rate-limit-agent.jar
@@ -16,19 +20,31 @@ cd "$(dirname "$0")"
 version=$(sed -n 's:.*<byte-buddy.version>\(.*\)</byte-buddy.version>.*:\1:p' ../pom.xml)
 bb="$HOME/.m2/repository/net/bytebuddy/byte-buddy/$version/byte-buddy-$version.jar"
 [[ -f $bb ]] || { echo "missing $bb: run mvn -B -DskipTests install first" >&2; exit 1; }
+yaml_version=$(sed -n 's:.*<snakeyaml-engine.version>\(.*\)</snakeyaml-engine.version>.*:\1:p' ../pom.xml)
+yaml="$HOME/.m2/repository/org/snakeyaml/snakeyaml-engine/$yaml_version/snakeyaml-engine-$yaml_version.jar"
+[[ -f $yaml ]] || { echo "missing $yaml: run mvn -B -DskipTests install first" >&2; exit 1; }
 out=target/floor-agents
 rm -rf "$out"
 mkdir -p "$out/classes"
 cp "$bb" "$out/byte-buddy.jar"
-javac --release 11 -d "$out/classes" -cp "$out/byte-buddy.jar" floor-agents/src/floor/*.java
+cp "$yaml" "$out/snakeyaml-engine.jar"
+javac --release 11 -d "$out/classes" -cp "$out/byte-buddy.jar:$out/snakeyaml-engine.jar" floor-agents/src/floor/*.java
 printf 'Premain-Class: floor.EmptyAgent\n' >"$out/empty.mf"
 printf 'Premain-Class: floor.NoopTransformerAgent\nCan-Retransform-Classes: true\n' >"$out/noop-transformer.mf"
 printf 'Premain-Class: floor.MinimalByteBuddyAgent\nClass-Path: byte-buddy.jar\nCan-Retransform-Classes: true\n' >"$out/minimal-bb.mf"
 printf 'Premain-Class: floor.AdviceFloorAgent\nClass-Path: byte-buddy.jar\nCan-Retransform-Classes: true\n' >"$out/advice-floor.mf"
+printf 'Premain-Class: floor.YamlFloorAgent\nClass-Path: byte-buddy.jar snakeyaml-engine.jar\nCan-Retransform-Classes: true\n' >"$out/yaml-floor.mf"
+printf 'Premain-Class: floor.BurnFloorAgent\nClass-Path: byte-buddy.jar\nCan-Retransform-Classes: true\n' >"$out/burn-floor.mf"
 jar cfm "$out/empty.jar" "$out/empty.mf" -C "$out/classes" floor/EmptyAgent.class
 jar cfm "$out/noop-transformer.jar" "$out/noop-transformer.mf" -C "$out/classes" 'floor/NoopTransformerAgent.class' -C "$out/classes" 'floor/NoopTransformerAgent$1.class'
 jar cfm "$out/minimal-bb.jar" "$out/minimal-bb.mf" -C "$out/classes" 'floor/MinimalByteBuddyAgent.class' \
   -C "$out/classes" 'floor/MinimalByteBuddyAgent$ServiceAdvice.class'
 jar cfm "$out/advice-floor.jar" "$out/advice-floor.mf" -C "$out/classes" 'floor/AdviceFloorAgent.class' \
   -C "$out/classes" 'floor/AdviceFloorAgent$Weaver.class' -C "$out/classes" 'floor/AdviceFloorAgent$ServiceAdvice.class'
-echo "built $out/empty.jar, $out/noop-transformer.jar, $out/minimal-bb.jar and $out/advice-floor.jar (Byte Buddy $version)"
+jar cfm "$out/yaml-floor.jar" "$out/yaml-floor.mf" -C "$out/classes" floor/YamlFloorAgent.class \
+  -C "$out/classes" 'floor/AdviceFloorAgent.class' -C "$out/classes" 'floor/AdviceFloorAgent$Weaver.class' \
+  -C "$out/classes" 'floor/AdviceFloorAgent$ServiceAdvice.class'
+jar cfm "$out/burn-floor.jar" "$out/burn-floor.mf" -C "$out/classes" floor/BurnFloorAgent.class \
+  -C "$out/classes" 'floor/AdviceFloorAgent.class' -C "$out/classes" 'floor/AdviceFloorAgent$Weaver.class' \
+  -C "$out/classes" 'floor/AdviceFloorAgent$ServiceAdvice.class'
+echo "built $out/burn-floor.jar, $out/yaml-floor.jar, $out/empty.jar, $out/noop-transformer.jar, $out/minimal-bb.jar and $out/advice-floor.jar (Byte Buddy $version)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Paired differences between two agents of one startup-ab.sh log.
+"""Paired differences between two agents of one startup-ab.sh or premain-ab.sh log.
 
 startup-ab.sh pairs each agent with the start without an agent in the same round. This pairs any
 two labels of the same run, round by round, from the per-label lists the log ends with (they are
@@ -18,7 +18,7 @@ def lists(path):
     found = {}
     for line in open(path):
         words = line.split()
-        if len(words) > 2 and words[1] in ("first-200:", "cpu:"):
+        if len(words) > 2 and words[1] in ("first-200:", "cpu:", "to-main:"):
             found[(words[0], words[1].rstrip(":"))] = [int(w) for w in words[2:]]
     return found
 
@@ -28,9 +28,10 @@ def main():
         sys.exit(__doc__)
     found = lists(sys.argv[1])
     for a, b in zip(sys.argv[2::2], sys.argv[3::2]):
-        for what in ("first-200", "cpu"):
-            if (a, what) not in found or (b, what) not in found:
-                sys.exit(f"{sys.argv[1]} has no {what} list for {a} or {b}")
+        kinds = [what for what in ("first-200", "cpu", "to-main") if (a, what) in found and (b, what) in found]
+        if not kinds:
+            sys.exit(f"{sys.argv[1]} has no lists for both {a} and {b}")
+        for what in kinds:
             d = [x - y for x, y in zip(found[(a, what)], found[(b, what)])]
             random.seed(1)
             boots = sorted(statistics.median(random.choices(d, k=len(d))) for _ in range(10000))

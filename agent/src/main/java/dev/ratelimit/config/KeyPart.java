@@ -95,7 +95,14 @@ public final class KeyPart {
         if (text.isEmpty() || !Character.isJavaIdentifierStart(text.codePointAt(0))) {
             return false;
         }
-        return text.codePoints().allMatch(Character::isJavaIdentifierPart);
+        for (int i = 0; i < text.length(); ) {
+            int codePoint = text.codePointAt(i);
+            if (!Character.isJavaIdentifierPart(codePoint)) {
+                return false;
+            }
+            i += Character.charCount(codePoint);
+        }
+        return true;
     }
 
     /** Where the value comes from. */

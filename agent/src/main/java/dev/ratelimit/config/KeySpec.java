@@ -57,7 +57,7 @@ public final class KeySpec {
             }
             parsed.add(part);
         }
-        if (parsed.size() > 1 && seen.stream().anyMatch(p -> p.kind() == KeyPart.Kind.GLOBAL)) {
+        if (parsed.size() > 1 && has(parsed, KeyPart.Kind.GLOBAL)) {
             throw new IllegalArgumentException("'global' counts every caller together, so it cannot be combined "
                     + "with other keys");
         }
@@ -71,13 +71,24 @@ public final class KeySpec {
 
     /** True when some part reads a method argument. */
     public boolean usesArguments() {
-        return parts.stream().anyMatch(p -> p.kind() == KeyPart.Kind.ARGUMENT);
+        return has(parts, KeyPart.Kind.ARGUMENT);
     }
 
     /** True when some part reads the current HTTP request: client-ip, principal or a header. */
     public boolean usesRequest() {
-        return parts.stream().anyMatch(p -> p.kind() == KeyPart.Kind.CLIENT_IP
-                || p.kind() == KeyPart.Kind.PRINCIPAL || p.kind() == KeyPart.Kind.HEADER);
+        return has(parts, KeyPart.Kind.CLIENT_IP) || has(parts, KeyPart.Kind.PRINCIPAL)
+                || has(parts, KeyPart.Kind.HEADER);
+    }
+
+    // a loop, not a stream: rule files are read in premain, where a JVM's first streams and
+    // lambdas cost class loading and linking on main
+    private static boolean has(List<KeyPart> parts, KeyPart.Kind kind) {
+        for (KeyPart part : parts) {
+            if (part.kind() == kind) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** True for exactly {@code global}: one counter for every caller. */

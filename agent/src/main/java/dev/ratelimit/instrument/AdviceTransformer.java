@@ -61,7 +61,8 @@ import net.bytebuddy.pool.TypePool;
 final class AdviceTransformer implements ClassFileTransformer {
     /** The one JDK class the agent weaves (see {@link PlatformMBeanServerAdvice}). */
     static final String MANAGEMENT_FACTORY = "java/lang/management/ManagementFactory";
-    static final String MANAGEMENT_FACTORY_NAME = MANAGEMENT_FACTORY.replace('/', '.');
+    /** Written out, not computed from the above: the start-up gate reads it in premain without loading this class. */
+    static final String MANAGEMENT_FACTORY_NAME = "java.lang.management.ManagementFactory";
 
     private final ByteBuddy byteBuddy = new ByteBuddy()
             .with(TypeValidation.DISABLED)

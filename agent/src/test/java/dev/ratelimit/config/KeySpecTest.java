@@ -42,6 +42,10 @@ class KeySpecTest {
         assertEquals(254, nested.argumentIndex());
         assertEquals(List.of("user", "id_2$"), nested.propertyPath());
         assertEquals("arg254.user.id_2$", nested.toString());
+        // identifiers are read by code point: U+1D465 (outside the BMP) is a Java letter, U+1D7CE a digit
+        assertEquals(List.of("\uD835\uDC65\uD835\uDFCE"), KeyPart.parse("arg0.\uD835\uDC65\uD835\uDFCE").propertyPath());
+        assertThrows(IllegalArgumentException.class, () -> KeyPart.parse("arg0.\uD835\uDFCE"));
+        assertThrows(IllegalArgumentException.class, () -> KeyPart.parse("arg0.x\uD83D\uDE00"));
         KeySpec spec = KeySpec.parse("arg0.userId");
         assertTrue(spec.usesArguments());
         assertFalse(spec.usesRequest());
@@ -56,6 +60,9 @@ class KeySpecTest {
         assertTrue(spec.usesRequest());
         assertFalse(spec.isGlobal());
         assertTrue(KeySpec.parse("principal,arg1").usesArguments());
+        assertTrue(KeySpec.parse("arg1,header:X-Tenant").usesRequest());
+        assertFalse(KeySpec.parse("arg1").usesRequest());
+        assertFalse(KeySpec.parse("client-ip,principal").usesArguments());
         assertFalse(KeySpec.parse("principal,arg1")
                 .equals(KeySpec.parse("arg1,principal")), "order matters");
     }
