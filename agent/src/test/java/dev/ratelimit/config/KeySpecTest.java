@@ -43,7 +43,8 @@ class KeySpecTest {
         assertEquals(List.of("user", "id_2$"), nested.propertyPath());
         assertEquals("arg254.user.id_2$", nested.toString());
         // identifiers are read by code point: U+1D465 (outside the BMP) is a Java letter, U+1D7CE a digit
-        assertEquals(List.of("\uD835\uDC65\uD835\uDFCE"), KeyPart.parse("arg0.\uD835\uDC65\uD835\uDFCE").propertyPath());
+        assertEquals(List.of("\uD835\uDC65\uD835\uDFCE"),
+                KeyPart.parse("arg0.\uD835\uDC65\uD835\uDFCE").propertyPath());
         assertThrows(IllegalArgumentException.class, () -> KeyPart.parse("arg0.\uD835\uDFCE"));
         assertThrows(IllegalArgumentException.class, () -> KeyPart.parse("arg0.x\uD83D\uDE00"));
         KeySpec spec = KeySpec.parse("arg0.userId");
