@@ -191,6 +191,7 @@ final class AdviceTransformer implements ClassFileTransformer {
             listener.failed(name, error);
             return null;
         } finally {
+            methods.endWeave();
             busy.remove();
         }
     }
@@ -246,7 +247,11 @@ final class AdviceTransformer implements ClassFileTransformer {
         DynamicType.Builder<?> builder = byteBuddy.decorate(type, agentClassFiles);
         builder = servlets.warmUp(builder, ElementMatchers.named("handle"));
         builder = methods.warmUp(builder, type);
-        builder.make(TypeResolutionStrategy.Disabled.INSTANCE, pool).getBytes();
+        try {
+            builder.make(TypeResolutionStrategy.Disabled.INSTANCE, pool).getBytes();
+        } finally {
+            methods.endWeave();
+        }
     }
 
     /** What {@link #warmUp()} weaves into: a servlet-like method, and methods with and without a value. */

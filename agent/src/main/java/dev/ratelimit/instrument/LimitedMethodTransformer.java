@@ -1,14 +1,17 @@
 package dev.ratelimit.instrument;
 
 import dev.ratelimit.bootstrap.RateLimitBridge;
+import java.util.HashMap;
+import java.util.Map;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.annotation.AnnotationDescription;
 import net.bytebuddy.description.method.MethodDescription;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.dynamic.DynamicType;
+import net.bytebuddy.implementation.bytecode.assign.Assigner;
+import net.bytebuddy.implementation.bytecode.constant.IntegerConstant;
 import net.bytebuddy.matcher.ElementMatcher;
-import net.bytebuddy.matcher.ElementMatchers;
 import net.bytebuddy.pool.TypePool;
 
 /**
@@ -17,18 +20,29 @@ import net.bytebuddy.pool.TypePool;
  *
  * <p>Each such method becomes a {@link MethodSite}; its id and return kind are bound into the
  * advice as constants, so the advice reads nothing reflectively at run time.
+ *
+ * <p>The four advices (with or without the arguments, for a method with or without a value) are
+ * built once: building one reads its class files and resolves its parameters, about a millisecond
+ * a time, which per limited method made a class of a hundred of them take a quarter of a second
+ * to load. The constants are resolved as each method is woven: the site id from what
+ * {@link #transform} recorded for the class on this thread, the return kind from the method.
  */
 final class LimitedMethodTransformer {
     private static final String ANNOTATION_SIMPLE_NAME = "RateLimited";
+    /** Bits of an advice kind (the index into {@link #advice}). */
+    private static final int PASSES_ARGUMENTS = 1;
+    private static final int RETURNS_VOID = 2;
 
     private final MethodSites sites;
     private final RuleBookSource rules;
-    private final Advice.ExceptionHandler exceptionHandler;
-    private final TypeDescription methodEnter;
-    private final TypeDescription argumentsEnter;
-    private final TypeDescription valueExit;
-    private final TypeDescription voidExit;
-    private final ClassFileLocator adviceLocator;
+    /** The advices, by {@link #kind}. */
+    private final Advice[] advice = new Advice[4];
+    /**
+     * The class being woven on this thread: the site id and advice kind of each method to limit, by
+     * name and descriptor. Set by {@link #transform}, read while the class is made, cleared by
+     * {@link #endWeave}.
+     */
+    private final ThreadLocal<Map<String, int[]>> weaving = new ThreadLocal<>();
 
     /** Where the transformer reads the current rules; they change on reload. */
     interface RuleBookSource {
@@ -39,13 +53,29 @@ final class LimitedMethodTransformer {
         this.sites = sites;
         this.rules = rules;
         ClassLoader ours = LimitedMethodTransformer.class.getClassLoader();
-        this.adviceLocator = ClassFileLocator.ForClassLoader.of(ours);
+        ClassFileLocator adviceLocator = ClassFileLocator.ForClassLoader.of(ours);
         TypePool pool = TypePool.Default.of(adviceLocator);
-        this.methodEnter = pool.describe(MethodEnterAdvice.class.getName()).resolve();
-        this.argumentsEnter = pool.describe(ArgumentsEnterAdvice.class.getName()).resolve();
-        this.valueExit = pool.describe(ValueExitAdvice.class.getName()).resolve();
-        this.voidExit = pool.describe(VoidExitAdvice.class.getName()).resolve();
-        this.exceptionHandler = exceptionHandler;
+        TypeDescription methodEnter = pool.describe(MethodEnterAdvice.class.getName()).resolve();
+        TypeDescription argumentsEnter = pool.describe(ArgumentsEnterAdvice.class.getName()).resolve();
+        TypeDescription valueExit = pool.describe(ValueExitAdvice.class.getName()).resolve();
+        TypeDescription voidExit = pool.describe(VoidExitAdvice.class.getName()).resolve();
+        for (int kind = 0; kind < advice.length; kind++) {
+            advice[kind] = Advice.withCustomMapping()
+                    .bind(SiteId.class, new SiteOfMethod())
+                    .bind(ReturnKind.class, new ReturnKindOfMethod())
+                    .to((kind & PASSES_ARGUMENTS) != 0 ? argumentsEnter : methodEnter,
+                            (kind & RETURNS_VOID) != 0 ? voidExit : valueExit, adviceLocator)
+                    .withExceptionHandler(exceptionHandler);
+        }
+    }
+
+    /** Which of the four advices a method gets. */
+    private static int kind(boolean passesArguments, MethodDescription method) {
+        return (passesArguments ? PASSES_ARGUMENTS : 0) | (method.getReturnType().represents(void.class) ? RETURNS_VOID : 0);
+    }
+
+    private static String key(MethodDescription method) {
+        return method.getInternalName() + method.getDescriptor();
     }
 
     /** Types worth transforming: named by a method rule, or declaring an annotated method. */
@@ -69,9 +99,13 @@ final class LimitedMethodTransformer {
         };
     }
 
-    /** Adds the advice to {@code builder} for {@code type}, defined by {@code loader}. */
+    /**
+     * Adds the advice to {@code builder} for {@code type}, defined by {@code loader}. The builder
+     * must be made on this thread, and {@link #endWeave} called after.
+     */
     DynamicType.Builder<?> transform(DynamicType.Builder<?> builder, TypeDescription type, ClassLoader loader) {
         RuleBook book = rules.current();
+        Map<String, int[]> limited = new HashMap<>();
         for (MethodDescription.InDefinedShape method : type.getDeclaredMethods()) {
             AnnotationDescription annotation = rateLimited(method);
             if (annotation == null && !book.namesMethod(type.getName(), method.getName())) {
@@ -85,18 +119,74 @@ final class LimitedMethodTransformer {
                     && usesArguments(book, type, method, values);
             int site = sites.register(loader, type.getName(), method.getName(), method.getDescriptor(),
                     type.getSimpleName(), passesArguments, values);
-            builder = builder.visit(advice(site, passesArguments, method).on(ElementMatchers.is(method)));
+            limited.put(key(method), new int[] {site, kind(passesArguments, method)});
+        }
+        return weave(builder, limited);
+    }
+
+    /** Visits each method of {@code limited} with its advice, and records them for the make. */
+    private DynamicType.Builder<?> weave(DynamicType.Builder<?> builder, Map<String, int[]> limited) {
+        if (limited.isEmpty()) {
+            return builder;
+        }
+        weaving.set(limited);
+        boolean[] used = new boolean[advice.length];
+        for (int[] method : limited.values()) {
+            used[method[1]] = true;
+        }
+        for (int kind = 0; kind < advice.length; kind++) {
+            if (used[kind]) {
+                builder = builder.visit(advice[kind].on(new OfKind(kind)));
+            }
         }
         return builder;
     }
 
-    private Advice advice(int site, boolean passesArguments, MethodDescription method) {
-        return Advice.withCustomMapping()
-                .bind(SiteId.class, site)
-                .bind(ReturnKind.class, returnKind(method.getReturnType().asErasure()))
-                .to(passesArguments ? argumentsEnter : methodEnter,
-                        method.getReturnType().represents(void.class) ? voidExit : valueExit, adviceLocator)
-                .withExceptionHandler(exceptionHandler);
+    /** The class {@link #transform} recorded on this thread has been made (or failed): forget it. */
+    void endWeave() {
+        weaving.remove();
+    }
+
+    /** The methods of the class being woven on this thread that get the advice of one kind. */
+    private final class OfKind implements ElementMatcher<MethodDescription> {
+        private final int kind;
+
+        OfKind(int kind) {
+            this.kind = kind;
+        }
+
+        @Override
+        public boolean matches(MethodDescription method) {
+            Map<String, int[]> limited = weaving.get();
+            int[] found = limited == null ? null : limited.get(key(method));
+            return found != null && found[1] == kind;
+        }
+    }
+
+    /** {@code @SiteId}: the site {@link #transform} registered for the method being woven. */
+    private final class SiteOfMethod implements Advice.OffsetMapping {
+        @Override
+        public Target resolve(TypeDescription instrumentedType, MethodDescription instrumentedMethod, Assigner assigner,
+                Advice.ArgumentHandler argumentHandler, Sort sort) {
+            Map<String, int[]> limited = weaving.get();
+            int[] found = limited == null ? null : limited.get(key(instrumentedMethod));
+            if (found == null) {
+                // a method matched without a site: fail the weave (the class stays as it was) rather than guess
+                throw new IllegalStateException("no rate limit site recorded for " + instrumentedType.getName() + "."
+                        + instrumentedMethod.getName());
+            }
+            return new Target.ForStackManipulation(IntegerConstant.forValue(found[0]));
+        }
+    }
+
+    /** {@code @ReturnKind}: how the bridge should answer a rejection for the method being woven. */
+    private static final class ReturnKindOfMethod implements Advice.OffsetMapping {
+        @Override
+        public Target resolve(TypeDescription instrumentedType, MethodDescription instrumentedMethod, Assigner assigner,
+                Advice.ArgumentHandler argumentHandler, Sort sort) {
+            return new Target.ForStackManipulation(
+                    IntegerConstant.forValue(returnKind(instrumentedMethod.getReturnType().asErasure())));
+        }
     }
 
     /**
@@ -106,13 +196,14 @@ final class LimitedMethodTransformer {
      */
     DynamicType.Builder<?> warmUp(DynamicType.Builder<?> builder, TypeDescription type) {
         boolean passesArguments = false;
+        Map<String, int[]> limited = new HashMap<>();
         for (MethodDescription.InDefinedShape method : type.getDeclaredMethods()) {
             if (limitable(method)) {
-                builder = builder.visit(advice(-1, passesArguments, method).on(ElementMatchers.is(method)));
+                limited.put(key(method), new int[] {-1, kind(passesArguments, method)});
                 passesArguments = !passesArguments;
             }
         }
-        return builder;
+        return weave(builder, limited);
     }
 
     private static boolean limitable(MethodDescription method) {

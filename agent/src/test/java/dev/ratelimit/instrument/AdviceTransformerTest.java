@@ -12,7 +12,13 @@ import dev.ratelimit.config.ConfigLoader;
 import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.store.LimiterFactory;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.jar.asm.ClassReader;
@@ -42,6 +48,31 @@ class AdviceTransformerTest {
     static final class Plain {
         long call(long x) {
             return x + 1;
+        }
+    }
+
+    /** One method for each of the four advices, and one left alone. */
+    static final class Mixed {
+        @RateLimited(limit = 5, window = "1s")
+        long value(long x) {
+            return x + 1;
+        }
+
+        @RateLimited(limit = 5, window = "1s")
+        void nothing() {
+        }
+
+        @RateLimited(limit = 5, window = "1s", key = "arg0")
+        boolean keyed(String user) {
+            return user.isEmpty();
+        }
+
+        @RateLimited(limit = 5, window = "1s", key = "arg0")
+        void keyedVoid(String user) {
+        }
+
+        long plain(long x) {
+            return x;
         }
     }
 
@@ -136,6 +167,104 @@ class AdviceTransformerTest {
         // and a real class woven after it is as before
         assertNotNull(transform(Limited.class));
         assertEquals(1, sites.sites().size());
+    }
+
+    @Test
+    void eachMethodOfAClassPassesItsOwnSiteAndReturnKind() {
+        // sites 0-99 taken, so that this class's site ids are pushed with BIPUSH and no other
+        // constant of the woven code can pass for one
+        for (int i = 0; i < 100; i++) {
+            sites.register(application, "example.Other", "m" + i, "()V", "Other", false, null);
+        }
+        byte[] woven = transform(Mixed.class);
+        assertNotNull(woven);
+        assertEquals(0, errors.errors());
+        Map<String, Integer> ids = new HashMap<>();
+        for (MethodSite site : sites.sites()) {
+            if (site.className.equals(Mixed.class.getName())) {
+                ids.put(site.methodName, site.id);
+            }
+        }
+        assertEquals(Set.of("value", "nothing", "keyed", "keyedVoid"), ids.keySet());
+        assertEquals(4, new TreeSet<>(ids.values()).size(), "four sites: " + ids);
+        for (Map.Entry<String, Integer> method : ids.entrySet()) {
+            assertEquals(List.of(method.getValue()), siteConstants(woven, method.getKey()), method.getKey());
+            assertTrue(callsBridge(woven, method.getKey(), "enterMethod"), method.getKey());
+        }
+        assertEquals(List.of(), siteConstants(woven, "plain"));
+        assertFalse(callsBridge(woven, "plain"));
+        assertEquals(List.of(RateLimitBridge.RETURNS_LONG), returnKinds(woven, "value"));
+        assertEquals(List.of(RateLimitBridge.RETURNS_BOOLEAN), returnKinds(woven, "keyed"));
+        assertEquals(List.of(), returnKinds(woven, "nothing"), "a void method has no value to default");
+        assertTrue(callsBridge(woven, "keyed", "enterMethod") && passesArguments(woven, "keyed"));
+        assertFalse(passesArguments(woven, "value"));
+    }
+
+    /** The int constants of 100 and above that {@code methodName} pushes: the site ids. */
+    private static List<Integer> siteConstants(byte[] classFile, String methodName) {
+        List<Integer> found = new ArrayList<>();
+        visit(classFile, methodName, new MethodVisitor(Opcodes.ASM9) {
+            @Override
+            public void visitIntInsn(int opcode, int operand) {
+                if ((opcode == Opcodes.BIPUSH || opcode == Opcodes.SIPUSH) && operand >= 100) {
+                    found.add(operand);
+                }
+            }
+        });
+        return found;
+    }
+
+    /** The constant pushed just before each call of the bridge's {@code defaultValue}. */
+    private static List<Integer> returnKinds(byte[] classFile, String methodName) {
+        List<Integer> found = new ArrayList<>();
+        Integer[] last = {null};
+        visit(classFile, methodName, new MethodVisitor(Opcodes.ASM9) {
+            @Override
+            public void visitInsn(int opcode) {
+                last[0] = opcode >= Opcodes.ICONST_M1 && opcode <= Opcodes.ICONST_5 ? opcode - Opcodes.ICONST_0 : null;
+            }
+
+            @Override
+            public void visitIntInsn(int opcode, int operand) {
+                last[0] = opcode == Opcodes.NEWARRAY ? null : operand;
+            }
+
+            @Override
+            public void visitVarInsn(int opcode, int var) {
+                last[0] = null;
+            }
+
+            @Override
+            public void visitMethodInsn(int opcode, String owner, String method, String desc, boolean itf) {
+                if (method.equals("defaultValue") && owner.equals(RateLimitBridge.class.getName().replace('.', '/'))) {
+                    found.add(last[0]);
+                }
+                last[0] = null;
+            }
+        });
+        return found;
+    }
+
+    /** Whether {@code methodName} builds an array of its arguments (the enter advice that passes them). */
+    private static boolean passesArguments(byte[] classFile, String methodName) {
+        boolean[] found = {false};
+        visit(classFile, methodName, new MethodVisitor(Opcodes.ASM9) {
+            @Override
+            public void visitTypeInsn(int opcode, String type) {
+                found[0] |= opcode == Opcodes.ANEWARRAY && type.equals("java/lang/Object");
+            }
+        });
+        return found[0];
+    }
+
+    private static void visit(byte[] classFile, String methodName, MethodVisitor visitor) {
+        new ClassReader(classFile).accept(new ClassVisitor(Opcodes.ASM9) {
+            @Override
+            public MethodVisitor visitMethod(int access, String name, String descriptor, String signature,
+                    String[] exceptions) {
+                return name.equals(methodName) ? visitor : null;
+            }
+        }, 0);
     }
 
     private static boolean callsBridge(byte[] classFile, String methodName) {
