@@ -195,6 +195,10 @@ final class LimitedMethodTransformer {
      * {@link AdviceTransformer#warmUp()} only.
      */
     DynamicType.Builder<?> warmUp(DynamicType.Builder<?> builder, TypeDescription type) {
+        // transform names each site after its class's simple name. For a top-level class that
+        // reads TypeDescription.UNDEFINED (no enclosing type), and the first read initializes the
+        // interface's constants, dynamic proxies: 9 ms on a cold JVM. The warm-up class is nested.
+        TypeDescription initialized = TypeDescription.UNDEFINED;
         boolean passesArguments = false;
         Map<String, int[]> limited = new HashMap<>();
         for (MethodDescription.InDefinedShape method : type.getDeclaredMethods()) {
