@@ -151,15 +151,16 @@ final class AdviceTransformer implements ClassFileTransformer {
         if (loader == null && MANAGEMENT_FACTORY.equals(internalName)) {
             return managementFactory(module, classFile);
         }
-        if (busy.get() != null) {
-            return null;
-        }
-        busy.set(Boolean.TRUE);
         String name = internalName;
+        boolean entered = false;
         try {
-            if (!worthALook(loader, internalName, classFile)) {
+            // the byte scan first: it loads no class, and most classes end there, without the
+            // re-entry guard's thread-local look-up and clean-up
+            if (!worthALook(loader, internalName, classFile) || busy.get() != null) {
                 return null;
             }
+            busy.set(Boolean.TRUE);
+            entered = true;
             name = internalName.replace('/', '.');
             ClassFileLocator locator = new ClassFileLocator.Compound(
                     ClassFileLocator.Simple.of(name, classFile),
@@ -191,8 +192,10 @@ final class AdviceTransformer implements ClassFileTransformer {
             listener.failed(name, error);
             return null;
         } finally {
-            methods.endWeave();
-            busy.remove();
+            if (entered) {
+                methods.endWeave();
+                busy.remove();
+            }
         }
     }
 
