@@ -240,8 +240,10 @@ final class AdviceTransformer implements ClassFileTransformer {
      * the application's main thread, for a quarter of a second. Called on the agent's start
      * thread once the transformer is in force, this moves that cost off the application's
      * threads. It changes nothing else: no site is registered and the class is not redefined.
+     *
+     * @return the woven class file, for tests: the agent throws it away
      */
-    void warmUp() {
+    byte[] warmUp() {
         String name = WarmUp.class.getName();
         TypePool pool = TypePool.Default.of(agentClassFiles);
         TypeDescription type = pool.describe(name).resolve();
@@ -251,7 +253,7 @@ final class AdviceTransformer implements ClassFileTransformer {
         builder = servlets.warmUp(builder, ElementMatchers.named("handle"));
         builder = methods.warmUp(builder, type);
         try {
-            builder.make(TypeResolutionStrategy.Disabled.INSTANCE, pool).getBytes();
+            return builder.make(TypeResolutionStrategy.Disabled.INSTANCE, pool).getBytes();
         } finally {
             methods.endWeave();
         }

@@ -160,7 +160,13 @@ class AdviceTransformerTest {
 
     @Test
     void theWarmUpWeavesEveryAdviceAndRegistersNothing() {
-        transformer.warmUp();
+        byte[] woven = transformer.warmUp();
+        assertTrue(callsBridge(woven, "handle", "enterRequest"), "the servlet advice");
+        for (String method : new String[] {"call", "run", "get"}) {
+            assertTrue(callsBridge(woven, method, "enterMethod"), "the method advice in " + method);
+        }
+        assertTrue(passesArguments(woven, "call") || passesArguments(woven, "run") || passesArguments(woven, "get"),
+                "the advice that passes the arguments is among them");
         assertTrue(sites.sites().isEmpty(), "no site registered");
         assertEquals(0, errors.transformed(), "nothing counted as instrumented");
         assertEquals(0, errors.errors());
@@ -196,8 +202,10 @@ class AdviceTransformerTest {
         assertEquals(List.of(RateLimitBridge.RETURNS_LONG), returnKinds(woven, "value"));
         assertEquals(List.of(RateLimitBridge.RETURNS_BOOLEAN), returnKinds(woven, "keyed"));
         assertEquals(List.of(), returnKinds(woven, "nothing"), "a void method has no value to default");
-        assertTrue(callsBridge(woven, "keyed", "enterMethod") && passesArguments(woven, "keyed"));
+        assertTrue(passesArguments(woven, "keyed"));
+        assertTrue(passesArguments(woven, "keyedVoid"));
         assertFalse(passesArguments(woven, "value"));
+        assertFalse(passesArguments(woven, "nothing"));
     }
 
     /** The int constants of 100 and above that {@code methodName} pushes: the site ids. */
