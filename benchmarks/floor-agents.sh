@@ -54,6 +54,7 @@ jar cfm "$out/minimal-bb.jar" "$out/minimal-bb.mf" -C "$out/classes" 'floor/Mini
 jar cfm "$out/advice-floor.jar" "$out/advice-floor.mf" -C "$out/classes" 'floor/AdviceFloorAgent.class' \
   -C "$out/classes" 'floor/AdviceFloorAgent$Weaver.class' -C "$out/classes" 'floor/AdviceFloorAgent$ServiceAdvice.class'
 jar cfm "$out/yaml-floor.jar" "$out/yaml-floor.mf" -C "$out/classes" floor/YamlFloorAgent.class \
+  -C "$out/classes" floor/RuleFile.class \
   -C "$out/classes" 'floor/AdviceFloorAgent.class' -C "$out/classes" 'floor/AdviceFloorAgent$Weaver.class' \
   -C "$out/classes" 'floor/AdviceFloorAgent$ServiceAdvice.class'
 jar cfm "$out/burn-floor.jar" "$out/burn-floor.mf" -C "$out/classes" floor/BurnFloorAgent.class \
@@ -61,6 +62,7 @@ jar cfm "$out/burn-floor.jar" "$out/burn-floor.mf" -C "$out/classes" floor/BurnF
   -C "$out/classes" 'floor/AdviceFloorAgent$ServiceAdvice.class'
 for variant in YamlParseFloorAgent:yaml-parse-floor YamlJsonFloorAgent:yaml-json-floor SnakeYamlFloorAgent:snakeyaml-floor; do
   jar cfm "$out/${variant#*:}.jar" "$out/${variant#*:}.mf" -C "$out/classes" "floor/${variant%%:*}.class" \
+    -C "$out/classes" floor/RuleFile.class \
     -C "$out/classes" 'floor/AdviceFloorAgent.class' -C "$out/classes" 'floor/AdviceFloorAgent$Weaver.class' \
     -C "$out/classes" 'floor/AdviceFloorAgent$ServiceAdvice.class'
 done

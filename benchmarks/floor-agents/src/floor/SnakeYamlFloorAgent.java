@@ -2,9 +2,6 @@ package floor;
 
 import java.io.IOException;
 import java.lang.instrument.Instrumentation;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.composer.Composer;
 import org.yaml.snakeyaml.nodes.Node;
@@ -22,8 +19,8 @@ public final class SnakeYamlFloorAgent {
     }
 
     public static void premain(String options, Instrumentation instrumentation) throws IOException {
-        String path = options == null ? "" : options.replaceFirst("^config=", "");
-        String text = new String(Files.readAllBytes(Path.of(path)), StandardCharsets.UTF_8);
+        String path = RuleFile.path(options);
+        String text = RuleFile.text(path);
         LoaderOptions loaderOptions = new LoaderOptions();
         Node root = new Composer(new ParserImpl(new StreamReader(text), loaderOptions), new Resolver(), loaderOptions)
                 .getSingleNode();

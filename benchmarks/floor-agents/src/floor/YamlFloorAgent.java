@@ -2,9 +2,6 @@ package floor;
 
 import java.io.IOException;
 import java.lang.instrument.Instrumentation;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Optional;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.api.lowlevel.Compose;
@@ -23,8 +20,8 @@ public final class YamlFloorAgent {
     }
 
     public static void premain(String options, Instrumentation instrumentation) throws IOException {
-        String path = options == null ? "" : options.replaceFirst("^config=", "");
-        String text = new String(Files.readAllBytes(Path.of(path)), StandardCharsets.UTF_8);
+        String path = RuleFile.path(options);
+        String text = RuleFile.text(path);
         LoadSettings settings = LoadSettings.builder().setLabel(path).setSchema(new CoreSchema()).build();
         Optional<Node> root = new Compose(settings).composeString(text);
         if (root.isEmpty()) {
