@@ -183,6 +183,14 @@ public final class RateLimitBridge {
     }
 
     /**
+     * Gives up a claim whose installation stopped before it changed anything (an attach refused
+     * for an invalid rule file, say), so that a later attach can install the agent.
+     */
+    public static void releaseInstallation() {
+        CLAIMED.set(false);
+    }
+
+    /**
      * Called by the exit advice of {@code ManagementFactory.getPlatformMBeanServer}: hands the
      * platform MBean server to the runtime, which registers the agent's MBeans on it the first
      * time. The agent never builds that server itself at start-up (see {@code JmxRegistry}).

@@ -69,7 +69,14 @@ final class AttachCommand {
                     .invoke(vm, agentJar.getAbsolutePath(), options);
             long millis = (System.nanoTime() - started) / 1_000_000;
             String report = ((Properties) virtualMachine.getMethod("getSystemProperties").invoke(vm))
-                    .getProperty(AgentInstaller.ATTACH_REPORT_PROPERTY, "the agent left no report");
+                    .getProperty(AgentInstaller.ATTACH_REPORT_PROPERTY);
+            if (report == null) {
+                // the agent reports how it ended on every path; no report means it failed before
+                // it could, and the reason is in the process's own output
+                err.println("attach: process " + pid + " (Java " + version + "): the agent did not report that it"
+                        + " started; see the process's output for why");
+                return 1;
+            }
             if (report.startsWith("not attached")) {
                 err.println("attach: process " + pid + " (Java " + version + "): " + report);
                 return 1;

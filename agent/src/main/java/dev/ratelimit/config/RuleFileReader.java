@@ -196,10 +196,10 @@ final class RuleFileReader {
             String text = reader.text(redis.get("uri"), "store.redis.uri");
             String substituted = text == null ? null
                     : tokens.substituteEnvironment(redis.get("uri"), text, "store.redis.uri");
-            if (substituted != null && !RedisConfig.isRedisUri(substituted)) {
-                // The URI may hold a password, so the message does not repeat it.
-                errors.add(redis.get("uri"), "store.redis.uri must start with redis:// (or rediss:// for TLS)"
-                        + " followed by a host, such as redis://127.0.0.1:6379/0");
+            // the URI may hold a password, so the message never repeats it
+            String problem = substituted == null ? null : RedisConfig.uriProblem(substituted);
+            if (problem != null) {
+                errors.add(redis.get("uri"), "store.redis.uri " + problem);
             } else {
                 uri = substituted;
             }
@@ -207,7 +207,12 @@ final class RuleFileReader {
         Duration timeout = RedisConfig.DEFAULT_TIMEOUT;
         if (redis.has("timeout")) {
             Duration value = reader.duration(redis.get("timeout"), "store.redis.timeout");
-            timeout = value == null ? timeout : value;
+            String problem = value == null ? null : RedisConfig.timeoutProblem(value);
+            if (problem != null) {
+                errors.add(redis.get("timeout"), "store.redis.timeout " + problem);
+            } else {
+                timeout = value == null ? timeout : value;
+            }
         }
         String keyPrefix = RedisConfig.DEFAULT_KEY_PREFIX;
         if (redis.has("key-prefix")) {

@@ -82,6 +82,10 @@ public final class AgentInstaller {
             System.setProperty(ATTACH_REPORT_PROPERTY, "already installed in this JVM; nothing was changed");
             return;
         }
+        if (attached) {
+            // the report of an earlier attach that was refused must not stand for this one
+            System.clearProperty(ATTACH_REPORT_PROPERTY);
+        }
         AgentOptions options;
         try {
             options = AgentOptions.parse(optionText, System.getenv("RATELIMIT_CONFIG"));
@@ -160,8 +164,21 @@ public final class AgentInstaller {
             byte[] baseline) {
         boolean attached = gate == null;
         long started = System.nanoTime();
-        AgentInstaller agent = new AgentInstaller(instrumentation, configPath, ruleSet);
-        AdviceTransformer transformer = agent.transformer();
+        AgentInstaller agent;
+        AdviceTransformer transformer;
+        try {
+            agent = new AgentInstaller(instrumentation, configPath, ruleSet);
+            transformer = agent.transformer();
+        } catch (RuntimeException | LinkageError e) {
+            if (!attached) {
+                throw e;
+            }
+            // nothing is registered yet: refuse the attach, say why, and let a later one try
+            System.err.println("[rate-limit-agent] not attached: could not start: " + e);
+            System.setProperty(ATTACH_REPORT_PROPERTY, "not attached: could not start: " + e);
+            RateLimitBridge.releaseInstallation();
+            return;
+        }
         if (attached) {
             instrumentation.addTransformer(transformer, true);
             agent.retransformLoaded(transformer);
@@ -239,9 +256,11 @@ public final class AgentInstaller {
 
     private static void exitOnConfigError(boolean attached, String why) {
         if (attached) {
-            // never stop a running application: refuse the attach and say why
+            // never stop a running application: refuse the attach and say why; nothing was
+            // installed, so a later attach with a mended file may install the agent
             System.err.println("rate-limit-agent: not attached: the configuration is invalid");
             System.setProperty(ATTACH_REPORT_PROPERTY, "not attached: the configuration is invalid: " + why);
+            RateLimitBridge.releaseInstallation();
             return;
         }
         System.err.println("rate-limit-agent: stopping the JVM (exit code " + CONFIG_ERROR_EXIT

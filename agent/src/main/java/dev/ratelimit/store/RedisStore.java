@@ -4,7 +4,6 @@ import dev.ratelimit.config.RedisConfig;
 import dev.ratelimit.limit.StoreUnavailableException;
 import java.lang.System.Logger.Level;
 import java.net.SocketTimeoutException;
-import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -70,7 +69,14 @@ public final class RedisStore implements AutoCloseable {
         poolConfig.setMaxWait(config.timeout());
         poolConfig.setBlockWhenExhausted(true);
         poolConfig.setJmxEnabled(false);
-        this.pool = new JedisPool(poolConfig, URI.create(config.uri()), timeoutMillis, timeoutMillis);
+        try {
+            this.pool = new JedisPool(poolConfig, config.connectionUri(), timeoutMillis, timeoutMillis);
+        } catch (RuntimeException e) {
+            // the rule file's check refuses what the client would; should it differ, the
+            // client's message repeats the URI, password included, so it is not passed on
+            throw new IllegalArgumentException("the Redis client refused store.redis.uri " + config.maskedUri() + " ("
+                    + e.getClass().getSimpleName() + ")");
+        }
         Thread warmUp = new Thread(this::warmUp, "rate-limit-agent-redis-warm-up");
         warmUp.setDaemon(true);
         warmUp.start();

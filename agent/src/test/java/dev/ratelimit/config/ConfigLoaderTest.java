@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -453,6 +454,52 @@ class ConfigLoaderTest {
 
         assertError("version: 1\nstore:\n  redis:\n    uri: redis://${env:NOT_SET}@h\n", 4, 10,
                 "environment variable NOT_SET, used in store.redis.uri, is not set");
+    }
+
+    @Test
+    void aRedisUriTheClientCannotUseIsRefusedWithoutRepeatingIt() {
+        // each of these once passed the check and then stopped the agent at start-up ("could not
+        // start"), the application running without limits, and the client's message printed the URI
+        String secret = "Zm9v/YmFy+c2VjcmV0==";
+        Map<String, String> uris = new LinkedHashMap<>();
+        uris.put("redis://app:" + secret + "@127.0.0.1:6399/0", "names no host");
+        uris.put("redis://app:p%zz" + secret + "@h:1/0", "is not a valid URI (malformed escape pair at character 14)");
+        uris.put("redis://app:pa ss" + secret + "@h:1/0", "is not a valid URI (illegal character in authority");
+        uris.put("redis://app:" + secret.replace('/', '#') + "@h:1/0", "names no host");
+        uris.put("redis://app:1?" + secret + "@h:1/0", "takes no query");
+        uris.put("redis://h:6399/abc" + secret, "has a path that is not a database number");
+        uris.put("redis://h:6399/0/1", "has a path that is not a database number");
+        uris.put("redis://h:6399/99999999999", "has a path that is not a database number");
+        uris.put("redis://h:notaport/0", "names no host");
+        uris.put("redis://h:70000/0", "has a port out of range");
+        uris.put("redis://@", "names no host");
+        uris.put("redis://h_o_s_t:6399/0", "names no host");
+        for (Map.Entry<String, String> uri : uris.entrySet()) {
+            List<String> errors = errors("version: 1\nstore:\n  redis:\n    uri: \"" + uri.getKey() + "\"\n");
+            assertEquals(1, errors.size(), uri.getKey() + ": " + errors);
+            String error = errors.get(0);
+            assertTrue(error.startsWith("rules.yaml:4:10: store.redis.uri " + uri.getValue()), uri.getKey() + ": " + error);
+            assertFalse(error.contains(secret) || error.contains("Zm9v") || error.contains("6399"),
+                    uri.getKey() + ": " + error);
+            assertThrows(IllegalArgumentException.class, () -> new RedisConfig(uri.getKey(), Duration.ofMillis(5), "p"));
+        }
+        assertError("version: 1\nstore:\n  redis:\n    uri: redis://h\n    timeout: 25d\n", 5, 14,
+                "store.redis.timeout must be at most 24d");
+    }
+
+    @Test
+    void aRedisUriWithoutPortConnectsToTheDefaultPort() throws Exception {
+        RuleSet rules = parse("version: 1\nstore:\n  redis:\n    uri: redis://app:p%40ss@redis.internal\n");
+        RedisConfig redis = rules.store().redis();
+        assertEquals("redis://app:p%40ss@redis.internal", redis.uri());
+        assertEquals(java.net.URI.create("redis://app:p%40ss@redis.internal:6379"), redis.connectionUri());
+        assertEquals("redis://app:****@redis.internal", redis.maskedUri());
+        assertEquals(java.net.URI.create("rediss://[::1]:6379/2"),
+                new RedisConfig("rediss://[::1]/2", Duration.ofMillis(5), "p").connectionUri());
+        assertEquals(java.net.URI.create("redis://h:6379/"),
+                new RedisConfig("redis://h:/", Duration.ofMillis(5), "p").connectionUri());
+        assertEquals(java.net.URI.create("redis://h:7000/1"),
+                new RedisConfig("redis://h:7000/1", Duration.ofMillis(5), "p").connectionUri());
     }
 
     @Test

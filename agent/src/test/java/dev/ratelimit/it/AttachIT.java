@@ -187,6 +187,42 @@ class AttachIT {
     }
 
     /**
+     * An attach refused for an invalid rule file installs nothing, so the next attach, with the
+     * file mended, installs the agent. It once found the first attach's claim on the JVM and
+     * answered "already installed" with exit 0, the application running without limits.
+     */
+    @ParameterizedTest(name = "on {0}")
+    @MethodSource("jdks")
+    void anAttachRefusedForAnInvalidFileLeavesTheNextOneFree(Path jdk) throws Exception {
+        WindowGuard.awayFromBoundary(3_600_000, 60_000);
+        Path bad = Files.writeString(dir.resolve("bad.yaml"), "version: 1\nrules:\n  - name: x\n    limit: five\n");
+        Path rules = rules();
+        Map<String, String> env = new HashMap<>();
+        env.put("RATELIMIT_INTERNAL_TOKEN", TOKEN);
+        if (feature(jdk) >= 21) {
+            env.put("JDK_JAVA_OPTIONS", "-XX:+EnableDynamicAgentLoading");
+        }
+        try (WebApp app = WebApp.startWithoutAgent(Container.JETTY, jdk, env)) {
+            ForkedJvm.Result refused = attach(jdk, app.pid(), bad);
+            assertEquals(1, refused.exitCode, () -> refused + "\n" + app.output());
+            assertTrue(refused.stderr.contains("not attached: the configuration is invalid"), refused::toString);
+            assertTrue(refused.stderr.contains("bad.yaml:4:12"), refused::toString);
+            assertEquals(List.of(401, 401, 401, 401, 401, 401), posts(app, "127.0.0.50", null, 6), app::output);
+
+            ForkedJvm.Result attached = attach(jdk, app.pid(), rules);
+            assertEquals(0, attached.exitCode, () -> attached + "\n" + app.output());
+            Matcher m = ATTACHED.matcher(attached.stdout);
+            assertTrue(m.find(), attached::toString);
+            assertTrue(m.group(4).contains("started (attached to a running JVM)"), attached::toString);
+            assertEquals(List.of(401, 401, 401, 401, 401, 429), posts(app, "127.0.0.51", null, 6), app::output);
+
+            ForkedJvm.Result again = attach(jdk, app.pid(), rules);
+            assertEquals(0, again.exitCode, () -> again + "\n" + app.output());
+            assertTrue(again.stdout.contains("already installed in this JVM; nothing was changed"), again::toString);
+        }
+    }
+
+    /**
      * Attaching to a process that is not a JVM, or to no process, fails with exit 1 and says why,
      * quickly, and leaves the process alone (before Java 21 the attach API would send it SIGQUIT,
      * killing it, and wait 10 s).
