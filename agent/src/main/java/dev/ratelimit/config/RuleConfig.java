@@ -56,13 +56,14 @@ public final class RuleConfig {
 
     /**
      * A rule declared by {@code @RateLimited} attributes: fixed-window, enforcing, throwing, exempting
-     * internal callers, letting calls through when the store fails, and matching nothing by itself.
+     * internal callers, doing what the store's {@code on-error} says when the store fails, and
+     * matching nothing by itself.
      *
      * @throws IllegalArgumentException when the name is not a valid rule name or there are no limits
      */
-    public static RuleConfig inline(String name, KeySpec key, List<LimitSpec> limits) {
+    public static RuleConfig inline(String name, KeySpec key, List<LimitSpec> limits, OnError onError) {
         return new RuleConfig(name, null, null, key, limits, Algorithm.FIXED_WINDOW, Mode.ENFORCE,
-                OnReject.THROW, true, OnError.ALLOW, 0, 0);
+                OnReject.THROW, true, onError, 0, 0);
     }
 
     /**

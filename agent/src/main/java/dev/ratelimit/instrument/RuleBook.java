@@ -199,7 +199,7 @@ final class RuleBook {
                 throw new IllegalArgumentException("limit must be a positive whole number, not " + values.limit);
             }
             RuleConfig config = RuleConfig.inline(name, KeySpec.parse(values.key),
-                    List.of(new LimitSpec(values.limit, Durations.parse(values.window))));
+                    List.of(new LimitSpec(values.limit, Durations.parse(values.window))), ruleSet.store().onError());
             LOG.log(Level.DEBUG, () -> "rate-limit-agent: inline rule " + config.describe() + " from " + site);
             return new ActiveRule(config, limiters.create(config));
         } catch (IllegalArgumentException e) {

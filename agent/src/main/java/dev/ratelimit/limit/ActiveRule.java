@@ -27,7 +27,9 @@ public final class ActiveRule {
     private final boolean returnDefault;
     private final boolean exemptable;
     private final long logIntervalMillis;
-    private final AtomicLong lastRejectionLog = new AtomicLong(Long.MIN_VALUE);
+    /** When a rejection was last logged; {@link #NEVER} until the first. */
+    private final AtomicLong lastRejectionLog = new AtomicLong(NEVER);
+    private static final long NEVER = Long.MIN_VALUE;
 
     /** A rule counted in this JVM, keeping at most {@code maxKeys} keys. */
     public ActiveRule(RuleConfig config, long maxKeys) {
@@ -96,7 +98,8 @@ public final class ActiveRule {
             outcome = limiter.acquire(keys == null ? null : keys.resolve(arguments, request));
         } catch (StoreUnavailableException e) {
             metrics.storeErrors.increment();
-            return rejectOnStoreError ? Outcome.rejected(STORE_ERROR_RETRY_MILLIS) : Outcome.allowed(0);
+            // shadow mode never rejects, whatever on-error says
+            return rejectOnStoreError && !shadow ? Outcome.rejected(STORE_ERROR_RETRY_MILLIS) : Outcome.allowed(0);
         }
         if (Outcome.isAllowed(outcome)) {
             if (!limiterCountsAllowed) {
@@ -113,7 +116,8 @@ public final class ActiveRule {
     private void logRejection() {
         long now = CoarseClock.millis();
         long last = lastRejectionLog.get();
-        if (now - last >= logIntervalMillis && lastRejectionLog.compareAndSet(last, now)) {
+        // (now - NEVER would overflow to a negative number: the first rejection is tested apart)
+        if ((last == NEVER || now - last >= logIntervalMillis) && lastRejectionLog.compareAndSet(last, now)) {
             LOG.log(shadow ? Level.INFO : Level.DEBUG, "rate-limit-agent: rule '" + name() + "' "
                     + (shadow ? "would reject (shadow mode) " : "rejected ") + "calls over " + config.limits()
                     + "; " + metrics.rejected() + " rejected since start");

@@ -20,7 +20,7 @@ class RuleConfigTest {
     @Test
     void inlineRuleFromAnnotationAttributes() {
         RuleConfig rule = RuleConfig.inline("ReportService#build", KeySpec.parse("arg0"),
-                List.of(new LimitSpec(5, Durations.parse("1s"))));
+                List.of(new LimitSpec(5, Durations.parse("1s"))), OnError.ALLOW);
         assertEquals("ReportService#build", rule.name());
         assertNull(rule.httpMatch());
         assertNull(rule.methodPattern());
@@ -32,9 +32,13 @@ class RuleConfigTest {
         assertEquals(0, rule.line());
         assertEquals(0, rule.column());
         assertEquals("ReportService#build: named by arg0: 5 per 1s, fixed-window, enforce", rule.describe());
-        assertThrows(IllegalArgumentException.class, () -> RuleConfig.inline("x", KeySpec.global(), List.of()));
+        // store.on-error applies to inline rules as to the file's rules
+        assertEquals(OnError.REJECT, RuleConfig.inline("ReportService#build", KeySpec.parse("arg0"),
+                List.of(new LimitSpec(5, Durations.parse("1s"))), OnError.REJECT).onError());
         assertThrows(IllegalArgumentException.class,
-                () -> RuleConfig.inline("", KeySpec.global(), List.of(new LimitSpec(1, Duration.ofSeconds(1)))));
+                () -> RuleConfig.inline("x", KeySpec.global(), List.of(), OnError.ALLOW));
+        assertThrows(IllegalArgumentException.class, () -> RuleConfig.inline("", KeySpec.global(),
+                List.of(new LimitSpec(1, Duration.ofSeconds(1))), OnError.ALLOW));
     }
 
     @Test
@@ -45,7 +49,8 @@ class RuleConfigTest {
         assertNotEquals(rule.line(), moved.line());
         assertEquals(rule, moved);
         assertEquals(rule.hashCode(), moved.hashCode());
-        assertEquals(RuleConfig.inline("r", KeySpec.global(), List.of(new LimitSpec(5, Duration.ofSeconds(1)))), rule);
+        assertEquals(RuleConfig.inline("r", KeySpec.global(), List.of(new LimitSpec(5, Duration.ofSeconds(1))),
+                OnError.ALLOW), rule);
 
         for (String change : List.of("    limit: 6\n", "    mode: shadow\n", "    algorithm: token-bucket\n",
                 "    exempt: false\n", "    on-error: reject\n", "    key: principal\n",

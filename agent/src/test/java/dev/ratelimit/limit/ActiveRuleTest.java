@@ -1,0 +1,87 @@
+package dev.ratelimit.limit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ratelimit.config.ConfigException;
+import dev.ratelimit.config.ConfigLoader;
+import dev.ratelimit.config.RuleConfig;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.Test;
+
+/** What a rule does with a decision: shadow mode, store errors, and the rejection log line. */
+class ActiveRuleTest {
+
+    private static RuleConfig rule(String settings) throws ConfigException {
+        return ConfigLoader.parse("version: 1\nrules:\n  - name: r\n    limit: 2\n    window: 1h\n" + settings,
+                "r.yaml", Path.of("."), name -> null).rules().get(0);
+    }
+
+    /** A store that cannot answer. */
+    private static final Limiter UNAVAILABLE = new Limiter() {
+        @Override
+        public long acquire(String key) {
+            throw new StoreUnavailableException("Redis is not answering", null);
+        }
+
+        @Override
+        public long trackedKeys() {
+            return -1;
+        }
+    };
+
+    @Test
+    void aStoreErrorRejectsUnderOnErrorRejectButNeverInShadowMode() throws ConfigException {
+        ActiveRule enforcing = new ActiveRule(rule("    on-error: reject\n"), UNAVAILABLE);
+        assertFalse(Outcome.isAllowed(enforcing.decide(null, null)));
+        assertEquals(1, enforcing.metrics().storeErrors());
+
+        // shadow mode counts, logs and reports, and never rejects: not even when the store fails
+        ActiveRule shadow = new ActiveRule(rule("    on-error: reject\n    mode: shadow\n"), UNAVAILABLE);
+        for (int i = 0; i < 5; i++) {
+            assertTrue(Outcome.isAllowed(shadow.decide(null, null)));
+        }
+        assertEquals(5, shadow.metrics().storeErrors());
+    }
+
+    @Test
+    void aShadowRuleLogsWhatItWouldHaveRejectedOncePerWindow() throws ConfigException {
+        Logger logger = Logger.getLogger("dev.ratelimit");
+        List<LogRecord> records = new ArrayList<>();
+        Handler handler = new Handler() {
+            @Override
+            public void publish(LogRecord record) {
+                records.add(record);
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        logger.addHandler(handler);
+        try {
+            ActiveRule shadow = new ActiveRule(rule("    mode: shadow\n"), 100);
+            for (int i = 0; i < 6; i++) {
+                assertTrue(Outcome.isAllowed(shadow.decide(null, null)));
+            }
+            assertEquals(4, shadow.metrics().rejected());
+            // one line for the window (1h), however many calls it would have rejected; never the key
+            assertEquals(1, records.size(), records.toString());
+            assertEquals(java.util.logging.Level.INFO, records.get(0).getLevel());
+            assertTrue(records.get(0).getMessage().contains("rule 'r' would reject (shadow mode)"),
+                    records.get(0).getMessage());
+        } finally {
+            logger.removeHandler(handler);
+        }
+    }
+}
