@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
+import javax.net.ssl.SSLParameters;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisPool;
@@ -70,7 +71,8 @@ public final class RedisStore implements AutoCloseable {
         poolConfig.setBlockWhenExhausted(true);
         poolConfig.setJmxEnabled(false);
         try {
-            this.pool = new JedisPool(poolConfig, config.connectionUri(), timeoutMillis, timeoutMillis);
+            this.pool = new JedisPool(poolConfig, config.connectionUri(), timeoutMillis, timeoutMillis, null,
+                    serverIdentityChecked(), null);
         } catch (RuntimeException e) {
             // the rule file's check refuses what the client would; should it differ, the
             // client's message repeats the URI, password included, so it is not passed on
@@ -80,6 +82,18 @@ public final class RedisStore implements AutoCloseable {
         Thread warmUp = new Thread(this::warmUp, "rate-limit-agent-redis-warm-up");
         warmUp.setDaemon(true);
         warmUp.start();
+    }
+
+    /**
+     * TLS parameters that make the handshake check that the server's certificate names the host
+     * of the URI, as HTTPS does. Without them the client checks only that a trusted CA signed
+     * the certificate: any certificate of any host would do, and the password would go to whoever
+     * presents one. Used for {@code rediss://} only.
+     */
+    private static SSLParameters serverIdentityChecked() {
+        SSLParameters parameters = new SSLParameters();
+        parameters.setEndpointIdentificationAlgorithm("HTTPS");
+        return parameters;
     }
 
     /** Opens a connection and loads the scripts before the first call needs them. */
