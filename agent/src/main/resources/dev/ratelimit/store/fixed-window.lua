@@ -1,18 +1,26 @@
 -- Fixed windows, increment-first, every limit of one rule in one atomic step.
--- KEYS[i]: the counter of limit i; ARGV[i]: the window of limit i in milliseconds.
+-- KEYS[i]: a hash per limit {w = window id, c = count}; ARGV[i]: the window of limit i in milliseconds.
 -- Returns per limit: the count after this call, and the milliseconds left in the window.
 -- Windows are aligned to the epoch on the server's clock, so every instance agrees on them.
--- The counter expires when its window ends; INCR and its expiry happen in this one script,
--- so no counter can be left without an expiry.
+-- The hash names its window, so a counter left over from the window before is never counted
+-- on: Redis's expiry and TIME may disagree by a millisecond at a window's edge (a plain counter
+-- expiring with its window was still there in the next window's first millisecond, and calls
+-- made then counted in the old window). The counter is written with its expiry in this one
+-- script, so no counter can be left without one.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
 for i = 1, #KEYS do
   local window = tonumber(ARGV[i])
-  local ends = (math.floor(now / window) + 1) * window
-  local count = redis.call('INCR', KEYS[i])
-  if count == 1 then
+  local id = math.floor(now / window)
+  local ends = (id + 1) * window
+  local count
+  if tonumber(redis.call('HGET', KEYS[i], 'w')) == id then
+    count = redis.call('HINCRBY', KEYS[i], 'c', 1)
+  else
+    redis.call('HSET', KEYS[i], 'w', id, 'c', 1)
     redis.call('PEXPIREAT', KEYS[i], ends)
+    count = 1
   end
   out[2 * i - 1] = count
   out[2 * i] = ends - now
