@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.LongFunction;
 
 /** Where a rule keeps the per-key state of its limits. */
 abstract class KeyStore {
@@ -19,8 +20,11 @@ abstract class KeyStore {
     /** The state of {@code key}, created on its first call. */
     abstract Object[] state(String key);
 
-    /** Records that {@code key} is over its limit until {@code untilMillis} (wall clock). */
-    abstract void penalize(String key, long untilMillis);
+    /**
+     * Records that {@code key} is over the limits of {@code limits} (bit {@code i}: limit
+     * {@code i}; bit 63 also stands for every limit past it) until {@code untilMillis} (wall clock).
+     */
+    abstract void penalize(String key, long limits, long untilMillis);
 
     abstract long size();
 
@@ -33,11 +37,12 @@ abstract class KeyStore {
      * States in a Caffeine cache bounded to {@code maxKeys}, dropped {@code retentionMillis} after
      * their last call (their windows are over by then).
      *
-     * @param factory makes a key's state; {@code true} asks for one that starts used up
+     * @param factory makes a key's state, given the limits (a bit mask, as in {@link #penalize})
+     *     whose state must start used up
      * @param removed told of each state whose key has left the store, once, on a thread that
      *     uses the store, some time after the key was evicted or expired
      */
-    static KeyStore local(long maxKeys, long retentionMillis, Function<Boolean, Object[]> factory,
+    static KeyStore local(long maxKeys, long retentionMillis, LongFunction<Object[]> factory,
             Consumer<Object[]> removed) {
         return new Local(maxKeys, retentionMillis, factory, removed);
     }
@@ -55,7 +60,7 @@ abstract class KeyStore {
         }
 
         @Override
-        void penalize(String key, long untilMillis) {
+        void penalize(String key, long limits, long untilMillis) {
             // never evicted: nothing to remember
         }
 
@@ -71,18 +76,19 @@ abstract class KeyStore {
      * store to get its own key evicted. So the keys being rejected are also remembered apart, in a
      * smaller cache that only rejections write to (each costing the attacker a whole limit's worth
      * of calls), until their windows end; a key whose state is created again while remembered
-     * starts used up.
+     * starts used up in the limits it was over, and only those: a key over a limit of a second
+     * must not come back used up in its limit of an hour.
      */
     private static final class Local extends KeyStore {
         private static final int MIN_PENALTIES = 1024;
 
         private final Cache<String, Slot> states;
         private final Policy<String, Slot> quiet;
-        private final Cache<String, Long> penalties;
+        private final Cache<String, Penalty> penalties;
         private final Function<String, Slot> loader;
         private final long recordEveryNanos;
 
-        Local(long maxKeys, long retentionMillis, Function<Boolean, Object[]> factory, Consumer<Object[]> removed) {
+        Local(long maxKeys, long retentionMillis, LongFunction<Object[]> factory, Consumer<Object[]> removed) {
             long retention = Math.max(1, retentionMillis);
             long recordEvery = Math.max(1, retention / RECORD_PARTS);
             this.recordEveryNanos = TimeUnit.MILLISECONDS.toNanos(recordEvery);
@@ -107,8 +113,9 @@ abstract class KeyStore {
                     .executor(Runnable::run)
                     .build();
             this.loader = key -> {
-                Long until = penalties.getIfPresent(key);
-                return new Slot(factory.apply(until != null && until > CoarseClock.millis()), CoarseClock.nanos());
+                Penalty penalty = penalties.getIfPresent(key);
+                long limits = penalty != null && penalty.untilMillis > CoarseClock.millis() ? penalty.limits : 0;
+                return new Slot(factory.apply(limits), CoarseClock.nanos());
             };
         }
 
@@ -132,10 +139,27 @@ abstract class KeyStore {
         }
 
         @Override
-        void penalize(String key, long untilMillis) {
-            Long known = penalties.getIfPresent(key);
-            if (known == null || known < untilMillis) {
-                penalties.put(key, untilMillis);
+        void penalize(String key, long limits, long untilMillis) {
+            Penalty known = penalties.getIfPresent(key);
+            // written only when it says more than before: a key rejected again and again in one
+            // window costs a look-up, and allocates nothing
+            if (known == null) {
+                penalties.put(key, new Penalty(limits, untilMillis));
+            } else if (known.untilMillis < untilMillis || (known.limits | limits) != known.limits) {
+                // a penalty that has run out says nothing about the limits now over
+                long stillOver = known.untilMillis > CoarseClock.millis() ? known.limits : 0;
+                penalties.put(key, new Penalty(stillOver | limits, Math.max(known.untilMillis, untilMillis)));
+            }
+        }
+
+        /** Which limits a key was over, and until when. */
+        private static final class Penalty {
+            final long limits;
+            final long untilMillis;
+
+            Penalty(long limits, long untilMillis) {
+                this.limits = limits;
+                this.untilMillis = untilMillis;
             }
         }
 

@@ -49,7 +49,7 @@ public final class LocalLimiter implements Limiter {
             retention = Math.max(retention, limits[i].retentionMillis());
         }
         KeyStore store = rule.key().isGlobal()
-                ? KeyStore.single(newState(limits, false))
+                ? KeyStore.single(newState(limits, 0))
                 : KeyStore.local(maxKeys, retention, exhausted -> newState(limits, exhausted), state -> close(limits, state));
         return new LocalLimiter(limits, store, tally);
     }
@@ -63,12 +63,18 @@ public final class LocalLimiter implements Limiter {
         }
     }
 
-    private static Object[] newState(LimitAlgorithm[] limits, boolean exhausted) {
+    /** A key's state, starting used up in the limits of {@code exhausted} (see {@link #bit}). */
+    private static Object[] newState(LimitAlgorithm[] limits, long exhausted) {
         Object[] state = new Object[limits.length];
         for (int i = 0; i < limits.length; i++) {
-            state[i] = limits[i].newState(exhausted);
+            state[i] = limits[i].newState((exhausted & bit(i)) != 0);
         }
         return state;
+    }
+
+    /** Limit {@code i}'s bit in a mask of limits; the 64th and later share the last bit. */
+    private static long bit(int i) {
+        return 1L << Math.min(i, 63);
     }
 
     private static void close(LimitAlgorithm[] limits, Object[] state) {
@@ -87,11 +93,16 @@ public final class LocalLimiter implements Limiter {
     public long acquire(String key) {
         Object[] state = store.state(key);
         long outcome = limits[0].acquire(state[0]);
+        long over = Outcome.isAllowed(outcome) ? 0 : 1;
         for (int i = 1; i < limits.length; i++) {
-            outcome = Outcome.combine(outcome, limits[i].acquire(state[i]));
+            long one = limits[i].acquire(state[i]);
+            if (!Outcome.isAllowed(one)) {
+                over |= bit(i);
+            }
+            outcome = Outcome.combine(outcome, one);
         }
-        if (!Outcome.isAllowed(outcome)) {
-            store.penalize(key, CoarseClock.millis() + Outcome.retryMillis(outcome));
+        if (over != 0) {
+            store.penalize(key, over, CoarseClock.millis() + Outcome.retryMillis(outcome));
         }
         return outcome;
     }

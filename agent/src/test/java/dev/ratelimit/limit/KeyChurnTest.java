@@ -43,4 +43,35 @@ class KeyChurnTest {
         long tracked = limiter.trackedKeys();
         assertTrue(tracked <= MAX_KEYS, "tracked " + tracked + " keys, max-keys is " + MAX_KEYS);
     }
+
+    /**
+     * A key evicted while over one of its rule's limits comes back used up in that limit only.
+     * It once came back used up in every limit until the end of each one's window: over a limit
+     * of a second, it was locked out for the rest of the hour by the rule's limit of an hour.
+     */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void anEvictedKeyComesBackUsedUpOnlyInTheLimitsItWasOver(Algorithm algorithm) throws Exception {
+        LocalLimiter limiter = LocalLimiter.create(LimiterConcurrencyTest.rule(algorithm, "arg0",
+                "    limits:\n      - {limit: 2, window: 1s}\n      - {limit: 3, window: 1h}"), 10);
+        WindowGuard.awayFromBoundary(1000, 600);
+        assertTrue(Outcome.isAllowed(limiter.acquire("victim")));
+        assertTrue(Outcome.isAllowed(limiter.acquire("victim")));
+        // over the limit of a second; 3 of 3 in the hour, which is not over it
+        assertFalse(Outcome.isAllowed(limiter.acquire("victim")));
+        // a flood of keys each used more often than the victim: the victim is evicted
+        for (int round = 0; round < 5; round++) {
+            for (int i = 0; i < 1000; i++) {
+                limiter.acquire("flood-" + i);
+            }
+        }
+        // still within its second, it comes back over the limit of a second
+        assertFalse(Outcome.isAllowed(limiter.acquire("victim")), "the flood handed the victim a fresh second");
+        Thread.sleep(1000 - System.currentTimeMillis() % 1000 + 20);
+        // The next second. Had the victim not been evicted, its fourth call of the hour would be
+        // refused by the limit of an hour; evicted, it was over the limit of a second only, and
+        // starts afresh in the limit of an hour (an eviction forgets counts under a limit)
+        long next = limiter.acquire("victim");
+        assertTrue(Outcome.isAllowed(next), () -> "locked out for " + Outcome.retryMillis(next) + " ms");
+    }
 }
