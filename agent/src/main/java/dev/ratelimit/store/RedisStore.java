@@ -127,31 +127,43 @@ public final class RedisStore implements AutoCloseable {
             throw current;
         }
         long deadline = System.nanoTime() + timeoutNanos;
-        try (Jedis jedis = pool.getResource()) {
-            long left = (deadline - System.nanoTime()) / 1_000_000L;
-            if (left < 1) {
-                throw failed("pool", new JedisException("no Redis connection free within the timeout"));
+        for (boolean firstTry = true; ; firstTry = false) {
+            boolean borrowed = false;
+            try (Jedis jedis = pool.getResource()) {
+                borrowed = true;
+                long left = (deadline - System.nanoTime()) / 1_000_000L;
+                if (left < 1) {
+                    throw failed("pool", new JedisException("no Redis connection free within the timeout"));
+                }
+                jedis.getConnection().setSoTimeout((int) left);
+                List<Long> reply;
+                try {
+                    reply = (List<Long>) jedis.evalsha(script.sha, keys, args);
+                } catch (JedisNoScriptException notLoaded) {
+                    jedis.scriptLoad(script.text);
+                    reply = (List<Long>) jedis.evalsha(script.sha, keys, args);
+                }
+                timeoutsInARow.set(0);
+                return reply;
+            } catch (JedisConnectionException e) {
+                boolean timeout = e.getCause() instanceof SocketTimeoutException;
+                if (!timeout && borrowed && firstTry && deadline - System.nanoTime() >= timeoutNanos * 9 / 10) {
+                    // A pooled connection found closed at once (end of stream, reset): the server's
+                    // idle timeout, or a NAT's, closed it while it waited in the pool, and its idle
+                    // siblings are likely closed too. The command never ran on it. Drop the idle
+                    // ones and try once on a new connection, within this call's deadline.
+                    pool.clear();
+                    continue;
+                }
+                failedCalls.increment();
+                if (!timeout || timeoutsInARow.incrementAndGet() >= TIMEOUTS_BEFORE_DOWN) {
+                    throw markDown(e);
+                }
+                throw failed("timeout", e);
+            } catch (JedisException e) {
+                // the server answered with an error, or the pool had no connection in time
+                throw failed(e.getMessage() != null && e.getMessage().startsWith("OOM") ? "out of memory" : "error", e);
             }
-            jedis.getConnection().setSoTimeout((int) left);
-            List<Long> reply;
-            try {
-                reply = (List<Long>) jedis.evalsha(script.sha, keys, args);
-            } catch (JedisNoScriptException notLoaded) {
-                jedis.scriptLoad(script.text);
-                reply = (List<Long>) jedis.evalsha(script.sha, keys, args);
-            }
-            timeoutsInARow.set(0);
-            return reply;
-        } catch (JedisConnectionException e) {
-            failedCalls.increment();
-            boolean timeout = e.getCause() instanceof SocketTimeoutException;
-            if (!timeout || timeoutsInARow.incrementAndGet() >= TIMEOUTS_BEFORE_DOWN) {
-                throw markDown(e);
-            }
-            throw failed("timeout", e);
-        } catch (JedisException e) {
-            // the server answered with an error, or the pool had no connection in time
-            throw failed(e.getMessage() != null && e.getMessage().startsWith("OOM") ? "out of memory" : "error", e);
         }
     }
 

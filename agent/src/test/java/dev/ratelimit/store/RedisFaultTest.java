@@ -108,6 +108,30 @@ class RedisFaultTest {
         assertFalse(Outcome.isAllowed(reject.decide(new Object[] {key}, null)), "the 4th call is over the limit");
     }
 
+    /**
+     * A connection the server closed while it waited in the pool (Redis's own {@code timeout},
+     * or a NAT's idle timeout) is replaced within the call, not taken for an outage: it once
+     * marked the store down, and every rule with {@code on-error: reject} rejected its calls.
+     */
+    @Test
+    void connectionsTheServerClosedWhileIdleAreReplacedNotTakenForAnOutage() throws Exception {
+        try (Jedis admin = server.client()) {
+            admin.configSet("timeout", "1");
+        }
+        assertLimitingWorks("before-idle");
+        // Redis closes clients idle for more than a second, on its next check of them
+        Thread.sleep(2500);
+        for (int i = 0; i < 3; i++) {
+            long[] outcome = new long[1];
+            long millis = timed(() -> outcome[0] = reject.decide(new Object[] {"after-idle"}, null));
+            assertTrue(Outcome.isAllowed(outcome[0]), "call " + i + " after the idle time");
+            assertTrue(millis <= TIMEOUT_MILLIS + MARGIN_MILLIS, "call " + i + " took " + millis + " ms");
+        }
+        assertFalse(Outcome.isAllowed(reject.decide(new Object[] {"after-idle"}, null)), "the 4th call is over the limit");
+        assertEquals(0, reject.metrics().storeErrors());
+        assertEquals(0, count("is not answering"), logged::toString);
+    }
+
     /** Calls both rules for {@code millis} and returns the slowest call. */
     private long traffic(long millis, String key, List<Long> allowOutcomes, List<Long> rejectOutcomes) {
         long slowest = 0;
