@@ -18,7 +18,7 @@ script=agent/src/main/resources/dev/ratelimit/store/fixed-window.lua
 sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat "$script")")
 echo "machine: $(nproc) cores, $(java -version 2>&1 | head -1), $(redis-server --version | cut -d' ' -f3)"
 echo "redis-benchmark, EVALSHA of the agent's fixed-window script, $threads connections:"
-redis-benchmark -p "$port" -c "$threads" -n 400000 -q EVALSHA "$sha" 1 "rl:{bench:k}:fixed-window:1h" 3600000 \
+redis-benchmark -p "$port" -c "$threads" -n 400000 -q EVALSHA "$sha" 1 "rl:{bench|k}:fixed-window:1h" 3600000 \
   | tr '\r' '\n' | grep -E "requests per second" | tail -1
 
 cat > "$work/rules.yaml" <<YAML

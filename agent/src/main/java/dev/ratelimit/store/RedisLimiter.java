@@ -51,7 +51,8 @@ public final class RedisLimiter implements Limiter {
         this.args = List.copyOf(arguments);
         this.script = algorithm == Algorithm.SLIDING_WINDOW ? store.slidingWindow
                 : algorithm == Algorithm.TOKEN_BUCKET ? store.tokenBucket : store.fixedWindow;
-        this.keyStart = store.keyPrefix() + "{" + rule.name() + ":";
+        // "|" cannot be in a rule name: rule "a" with key "b:c" and rule "a:b" with key "c" stay apart
+        this.keyStart = store.keyPrefix() + "{" + rule.name() + "|";
     }
 
     @Override

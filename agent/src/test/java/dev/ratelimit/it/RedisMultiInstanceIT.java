@@ -137,7 +137,7 @@ class RedisMultiInstanceIT {
                 String detail = label + " round " + round + ": passed per JVM" + split + "\n" + describe(results);
                 assertEquals(LIMIT, sum, detail);
                 // increment-first: every one of the 300 calls counted once, on one key with its window's expiry
-                String key = "rl:{shared-hit:" + prefix + "-r" + round + "}:fixed-window:1h";
+                String key = "rl:{shared-hit|" + prefix + "-r" + round + "}:fixed-window:1h";
                 assertEquals(String.valueOf(jdks.size() * THREADS_PER_INSTANCE), jedis.hget(key, "c"), key + "; " + detail);
                 long ttl = jedis.pttl(key);
                 assertTrue(ttl > 0 && ttl <= hourLeftAtEnd + 1_000,
@@ -223,7 +223,7 @@ class RedisMultiInstanceIT {
                     String detail = "round " + round + " client " + client + ": statuses " + counts
                             + ", 200s on A/B " + byApp[0][0] + "/" + byApp[1][0] + "\n" + a.output() + "\n" + b.output();
                     assertEquals(Map.of(200, LIMIT, 429, LIMIT), counts, detail);
-                    String key = "rl:{domains-shared:" + client + "}:fixed-window:1h";
+                    String key = "rl:{domains-shared|" + client + "}:fixed-window:1h";
                     assertEquals(String.valueOf(2 * LIMIT), jedis.hget(key, "c"), key + "; " + detail);
                     figures.add("round " + round + ": 200s " + (byApp[0][0] + byApp[1][0]) + " (A " + byApp[0][0]
                             + ", B " + byApp[1][0] + "), 429s " + (byApp[0][1] + byApp[1][1]));
@@ -257,7 +257,7 @@ class RedisMultiInstanceIT {
         List<Path> jdks = Jdks.all().collect(Collectors.toList());
         List<Path> instances = List.of(jdks.get(0), jdks.get(jdks.size() - 1));
         String prefix = "e" + System.nanoTime();
-        String pattern = "rl:{shared-hit-1s:" + prefix + "-r*";
+        String pattern = "rl:{shared-hit-1s|" + prefix + "-r*";
         int rounds = 3;
         // release each round 300 ms into a second, so a burst stays inside one 1s window
         long base = (System.currentTimeMillis() + STARTUP_ALLOWANCE_MILLIS) / 1_000 * 1_000 + 300;
@@ -308,7 +308,7 @@ class RedisMultiInstanceIT {
         }
         Set<String> expected = new java.util.TreeSet<>();
         for (int round = 1; round <= rounds; round++) {
-            expected.add("rl:{shared-hit-1s:" + prefix + "-r" + round + "}:fixed-window:1s");
+            expected.add("rl:{shared-hit-1s|" + prefix + "-r" + round + "}:fixed-window:1s");
         }
         assertEquals(expected, new java.util.TreeSet<>(seen), "keys seen while the instances ran (" + polls + " polls)");
         assertEquals(List.of(), withoutExpiry, "counters without an expiry");

@@ -100,9 +100,9 @@ class RedisLimiterTest {
         int passed = race(() -> Outcome.isAllowed(limiter.acquire(key)));
         assertEquals(3, passed);
         try (Jedis jedis = server.client()) {
-            Set<String> keys = jedis.keys("rl:{r:" + key + "}:*");
-            assertEquals(Set.of("rl:{r:" + key + "}:" + algorithm.yamlName() + ":1h",
-                    "rl:{r:" + key + "}:" + algorithm.yamlName() + ":1d"), keys);
+            Set<String> keys = jedis.keys("rl:{r|" + key + "}:*");
+            assertEquals(Set.of("rl:{r|" + key + "}:" + algorithm.yamlName() + ":1h",
+                    "rl:{r|" + key + "}:" + algorithm.yamlName() + ":1d"), keys);
         }
     }
 
@@ -117,9 +117,36 @@ class RedisLimiterTest {
         assertTrue(Math.abs(Outcome.retryMillis(rejected) - msLeftInHour) < 2000,
                 Outcome.retryMillis(rejected) + " vs " + msLeftInHour);
         try (Jedis jedis = server.client()) {
-            long ttl = jedis.pttl("rl:{r:time-left}:fixed-window:1h");
+            long ttl = jedis.pttl("rl:{r|time-left}:fixed-window:1h");
             assertTrue(ttl > 0 && ttl <= 3_600_000, "every counter expires with its window: " + ttl);
         }
+    }
+
+    /**
+     * Rule names may hold ":", so the rule and the key are joined by a character names cannot
+     * hold: rule {@code login} with the key {@code admin:*} (a header a client writes) once shared
+     * the counter of rule {@code login:admin} keyed {@code global}, and could use it up.
+     */
+    @Test
+    void twoRulesNeverShareACounterWhateverTheirKeys() throws Exception {
+        limiter(Algorithm.FIXED_WINDOW, "    limit: 1\n    window: 1h"); // opens the store
+        RuleSet rules = ConfigLoader.parse(String.join("\n",
+                "version: 1",
+                "rules:",
+                "  - name: login",
+                "    key: header:X-User",
+                "    limit: 1",
+                "    window: 1h",
+                "  - name: login:admin",
+                "    limit: 1",
+                "    window: 1h",
+                ""), "rules.yaml", Path.of("."), name -> null);
+        RedisLimiter byHeader = new RedisLimiter(store, rules.rule("login").orElseThrow());
+        RedisLimiter global = new RedisLimiter(store, rules.rule("login:admin").orElseThrow());
+        assertTrue(Outcome.isAllowed(global.acquire(null)));
+        assertTrue(Outcome.isAllowed(byHeader.acquire("admin:*")), "rule login counted on rule login:admin's counter");
+        assertFalse(Outcome.isAllowed(global.acquire(null)));
+        assertFalse(Outcome.isAllowed(byHeader.acquire("admin:*")));
     }
 
     /**
@@ -131,7 +158,7 @@ class RedisLimiterTest {
     @Test
     void aFixedWindowStartsAfreshInItsFirstMillisecond() throws Exception {
         limiter(Algorithm.FIXED_WINDOW, "    limit: 1\n    window: 1h"); // opens the store
-        List<String> key = List.of("rl:{r:first-ms}:fixed-window:5ms");
+        List<String> key = List.of("rl:{r|first-ms}:fixed-window:5ms");
         List<String> window = List.of("5");
         long previousLeft = -1;
         long previousCount = 0;
@@ -176,9 +203,9 @@ class RedisLimiterTest {
             limiter.acquire("expiring-" + algorithm + "-" + i);
         }
         try (Jedis jedis = server.client()) {
-            assertEquals(10, jedis.keys("rl:{r:expiring-" + algorithm + "-*").size());
+            assertEquals(10, jedis.keys("rl:{r|expiring-" + algorithm + "-*").size());
             Thread.sleep(1_200);
-            assertEquals(Set.of(), jedis.keys("rl:{r:expiring-" + algorithm + "-*"));
+            assertEquals(Set.of(), jedis.keys("rl:{r|expiring-" + algorithm + "-*"));
         }
     }
 
@@ -236,7 +263,7 @@ class RedisLimiterTest {
             try (Jedis jedis = secured.client()) {
                 jedis.auth(password);
                 jedis.select(3);
-                assertEquals(Set.of("rl:{r:k}:fixed-window:1h"), jedis.keys("rl:*"));
+                assertEquals(Set.of("rl:{r|k}:fixed-window:1h"), jedis.keys("rl:*"));
             }
         }
     }
