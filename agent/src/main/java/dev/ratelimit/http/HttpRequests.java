@@ -51,13 +51,32 @@ public final class HttpRequests implements HttpGate {
             return null;
         }
         ServletApi api = ServletApi.of(request);
-        if (api == null || !api.isInitialDispatch(request) || api.attribute(request, SEEN) != null) {
+        if (api == null) {
             return null;
         }
-        api.setAttribute(request, SEEN, Boolean.TRUE);
+        Object seen = api.attribute(request, SEEN);
+        if (seen != null || !api.isInitialDispatch(request)) {
+            if (seen == serving && serving instanceof RequestFacts) {
+                // inside an entry point of this request, given a wrapper of it (a filter's):
+                // method rules read the user from the innermost one
+                ((RequestFacts) serving).enteredWith(request);
+                return null;
+            }
+            if (seen instanceof RequestFacts && serving == null) {
+                // A later dispatch of a request counted already (async, error), on a thread
+                // serving nothing else: not counted again, but method rules called in it see the
+                // request (its client, its token), and their rejections become a 429 at its exit
+                RequestContext.set(seen);
+                ((RequestFacts) seen).enteredWith(request);
+                return seen;
+            }
+            return null;
+        }
         HttpRules current = rules.get();
         TokenVerifier.Verdict verdict = current.verdict(api, request);
         RequestFacts facts = new RequestFacts(api, request, current.clients(), verdict == TokenVerifier.Verdict.VALID);
+        // the facts mark the request as seen, for the dispatches to come
+        api.setAttribute(request, SEEN, facts);
         if (!current.isEmpty() && decide(current, api, request, response, facts, verdict)) {
             return RateLimitBridge.REJECTED;
         }

@@ -15,17 +15,30 @@ final class RequestFacts implements RequestKeys {
     private final ClientAddressResolver clients;
     private final boolean exempt;
     private String clientIp;
+    /**
+     * The request as the innermost entry point of the application saw it: a filter's wrapper
+     * (Spring Security's, say) may know the user when the container's request does not.
+     */
+    private volatile Object innermost;
 
     RequestFacts(ServletApi api, Object request, ClientAddressResolver clients, boolean exempt) {
         this.api = api;
         this.request = request;
         this.clients = clients;
         this.exempt = exempt;
+        this.innermost = request;
     }
 
     /** Whether these are the facts of this very request object (not merely an equal one). */
     boolean isFor(Object request) {
         return this.request == request;
+    }
+
+    /** Records the request object an entry point inside the first one was given. */
+    void enteredWith(Object request) {
+        if (request != innermost && api.matches(request)) {
+            innermost = request;
+        }
     }
 
     @Override
@@ -55,7 +68,7 @@ final class RequestFacts implements RequestKeys {
 
     @Override
     public String principal() {
-        return api.principal(request);
+        return api.principal(innermost);
     }
 
     @Override

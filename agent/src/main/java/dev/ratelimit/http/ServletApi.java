@@ -109,6 +109,11 @@ final class ServletApi {
         return BY_REQUEST_CLASS.get(request.getClass());
     }
 
+    /** Whether {@code request} is a request of this API: its interface, from the same loader. */
+    boolean matches(Object request) {
+        return request != null && of(request) == this;
+    }
+
     private static Class<?> find(Class<?> type, String interfaceName) {
         for (Class<?> c = type; c != null; c = c.getSuperclass()) {
             for (Class<?> implemented : c.getInterfaces()) {

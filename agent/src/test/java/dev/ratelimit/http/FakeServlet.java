@@ -19,7 +19,7 @@ import java.util.Map;
 final class FakeServlet {
     final String namespace;
     final Map<String, List<String>> requestHeaders = new LinkedHashMap<>();
-    final Map<String, Object> attributes = new HashMap<>();
+    final Map<String, Object> attributes;
     final Map<String, String> responseHeaders = new LinkedHashMap<>();
     final ByteArrayOutputStream body = new ByteArrayOutputStream();
     String method = "GET";
@@ -36,7 +36,27 @@ final class FakeServlet {
     Object response;
 
     FakeServlet(String namespace) throws Exception {
+        this(namespace, new HashMap<>());
+    }
+
+    /**
+     * Another request object over the same request, as a filter's wrapper is: it shares the
+     * attributes (a wrapper hands them to the request it wraps) and may answer other values.
+     */
+    FakeServlet wrapper() throws Exception {
+        FakeServlet wrapper = new FakeServlet(namespace, attributes);
+        wrapper.method = method;
+        wrapper.uri = uri;
+        wrapper.remoteAddr = remoteAddr;
+        wrapper.requestHeaders.putAll(requestHeaders);
+        wrapper.principal = principal;
+        wrapper.dispatcherType = dispatcherType;
+        return wrapper;
+    }
+
+    private FakeServlet(String namespace, Map<String, Object> attributes) throws Exception {
         this.namespace = namespace;
+        this.attributes = attributes;
         ClassLoader loader = FakeServlet.class.getClassLoader();
         Class<?> requestType = Class.forName(namespace + ".http.HttpServletRequest", false, loader);
         Class<?> responseType = Class.forName(namespace + ".http.HttpServletResponse", false, loader);

@@ -181,6 +181,64 @@ class HttpRequestsTest {
         assertEquals(2, rules.get("api").metrics().allowed());
     }
 
+    /**
+     * An async (or error) dispatch of a request counted already is not counted again, but method
+     * rules called in it see the request, and their rejection becomes a 429 at its exit. It once
+     * left them no request: every client shared the key "-", the token exempted nothing, and a
+     * rejection reached the container as a 500.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aLaterDispatchOfACountedRequestIsNotCountedButMethodRulesSeeIt(String namespace) throws Exception {
+        FakeServlet servlet = new FakeServlet(namespace).header("X-Internal-Token", TOKEN);
+        servlet.remoteAddr = "192.0.2.77";
+        Object first = gate.enter(servlet.request, servlet.response);
+        assertNotNull(first);
+        assertFalse(gate.exit(servlet.request, servlet.response, first, null));
+        assertNull(RequestContext.current());
+        for (String type : List.of("ASYNC", "ERROR")) {
+            FakeServlet dispatch = servlet.wrapper();
+            dispatch.dispatcherType = type;
+            Object facts = gate.enter(dispatch.request, dispatch.response);
+            assertSame(first, facts, type);
+            RequestKeys keys = (RequestKeys) RequestContext.current();
+            assertSame(first, keys, type + ": method rules see the request");
+            assertEquals("192.0.2.77", keys.clientIp());
+            assertTrue(keys.exempt(), type + ": the request's token exempts method rules");
+            assertNull(gate.enter(dispatch.request, dispatch.response), "a nested entry of the dispatch does nothing");
+            assertTrue(gate.exit(dispatch.request, dispatch.response, facts,
+                    new RateLimitExceededException("api", Duration.ofMillis(1500))), type);
+            assertEquals(429, dispatch.status, type);
+            assertNull(RequestContext.current(), type);
+        }
+        assertEquals(1, rules.get("api").metrics().exempted());
+        assertEquals(0, rules.get("api").metrics().allowed());
+        // a dispatch of a request never counted (the container's own) is left alone
+        FakeServlet unseen = new FakeServlet(namespace);
+        unseen.dispatcherType = "ASYNC";
+        assertNull(gate.enter(unseen.request, unseen.response));
+        assertNull(RequestContext.current());
+    }
+
+    /**
+     * A filter that authenticates wraps the request to answer the user (Spring Security does):
+     * method rules keyed by principal read it from the innermost request an entry point was
+     * given, not from the container's. They once read "-" for every user.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void methodRulesReadThePrincipalFromTheInnermostWrapper(String namespace) throws Exception {
+        FakeServlet container = new FakeServlet(namespace);
+        container.uri = "/other";
+        Object facts = gate.enter(container.request, container.response);
+        assertNull(((RequestKeys) facts).principal());
+        FakeServlet authenticated = container.wrapper();
+        authenticated.principal = "ann";
+        assertNull(gate.enter(authenticated.request, authenticated.response), "a wrapper's entry counts nothing");
+        assertEquals("ann", ((RequestKeys) RequestContext.current()).principal());
+        gate.exit(container.request, container.response, facts, null);
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
     void behindATrustedProxyTheForwardingHeadersNameTheClient(String namespace) throws Exception {

@@ -367,6 +367,18 @@ class HttpSuiteIT {
         // and the request's valid token exempts the method rule too
         String internal = freshAddress();
         assertEquals(repeat(200, 5), statuses(5, i -> app.getFrom(internal, app.contextPath() + "/api/boom", "X-Internal-Token: " + TOKEN)));
+
+        // the same in an async dispatch: the method rule sees the request (its client, its
+        // token), and its rejection becomes the 429, not a 500
+        String async = app.contextPath() + "/api/async?to=boom";
+        String client = freshAddress();
+        assertEquals(200, app.getFrom(client, async).status);
+        WebApp.Response rejectedInAsync = app.getFrom(client, async);
+        assertEquals(429, rejectedInAsync.status, rejectedInAsync::toString);
+        assertTrue(rejectedInAsync.body.contains("\"violated-policies\":[\"guarded-call\"]"), rejectedInAsync.body);
+        assertEquals(200, app.getFrom(freshAddress(), async).status, "another client has its own key");
+        String internalAsync = freshAddress();
+        assertEquals(repeat(200, 4), statuses(4, i -> app.getFrom(internalAsync, async, "X-Internal-Token: " + TOKEN)));
     }
 
     static Stream<Arguments> springBoot() {
