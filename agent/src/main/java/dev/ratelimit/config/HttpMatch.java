@@ -18,11 +18,20 @@ public final class HttpMatch {
 
     private final List<String> paths;
     private final Set<String> methods;
+    /** The methods matched: those written, and HEAD with GET. */
+    private final Set<String> matched;
     private final PathTest[] compiled;
 
     private HttpMatch(List<String> paths, Set<String> methods, PathTest[] compiled) {
         this.paths = paths;
         this.methods = methods;
+        // a HEAD request runs the GET handler (HttpServlet.doHead, Spring's @GetMapping): a
+        // limit on an expensive GET that HEAD walked around would limit nothing
+        Set<String> matched = new LinkedHashSet<>(methods);
+        if (methods.contains("GET")) {
+            matched.add("HEAD");
+        }
+        this.matched = Set.copyOf(matched);
         this.compiled = compiled;
     }
 
@@ -92,6 +101,11 @@ public final class HttpMatch {
                         + " a query (?) or a fragment (#)");
             }
         }
+        String unmatchable = unmatchable(path);
+        if (unmatchable != null) {
+            throw new IllegalArgumentException("invalid path '" + path + "': " + unmatchable
+                    + "; a request's path is normalised before it is matched, so this pattern would never match");
+        }
         if (path.equals("/")) {
             return Pattern.compile("/");
         }
@@ -116,6 +130,42 @@ public final class HttpMatch {
         return Pattern.compile(regex.toString());
     }
 
+    /**
+     * Why a pattern can never match a normalised path (see {@code RequestPath}), or null. A
+     * pattern that cannot match would drop its rule's limit without a word.
+     */
+    private static String unmatchable(String path) {
+        if (path.length() > 1 && path.endsWith("/")) {
+            return "it ends with '/', and normalised paths never do (/api/ is /api): write /api, or /api/**"
+                    + " for /api and everything under it";
+        }
+        if (path.contains("//")) {
+            return "it has an empty segment ('//'), and normalised paths have none";
+        }
+        if (path.indexOf('\\') >= 0) {
+            return "it has a '\\', which a normalised path reads as '/'";
+        }
+        for (String segment : path.substring(1).split("/", -1)) {
+            if (segment.equals(".") || segment.equals("..")) {
+                return "it has a '" + segment + "' segment, and normalised paths have them resolved";
+            }
+            if (segment.indexOf(';') >= 0) {
+                return "it has a ';', and path parameters are cut from a request's path";
+            }
+        }
+        for (int i = path.indexOf('%'); i >= 0; i = path.indexOf('%', i + 1)) {
+            if (i + 2 < path.length() && isHex(path.charAt(i + 1)) && isHex(path.charAt(i + 2))) {
+                return "it has a percent-escape (" + path.substring(i, i + 3) + "), and requests are matched"
+                        + " decoded: write the character itself";
+            }
+        }
+        return null;
+    }
+
+    private static boolean isHex(char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    }
+
     private static String quote(String literal) {
         return literal.isEmpty() ? "" : Pattern.quote(literal);
     }
@@ -125,14 +175,14 @@ public final class HttpMatch {
         return paths;
     }
 
-    /** The upper-case request methods; empty for every method. */
+    /** The upper-case request methods as written (GET also matches HEAD); empty for every method. */
     public Set<String> methods() {
         return methods;
     }
 
     /** True when a request with this method and (normalised) path falls under the rule. */
     public boolean matches(String method, String path) {
-        if (!methods.isEmpty() && !methods.contains(method)) {
+        if (!methods.isEmpty() && !matched.contains(method)) {
             return false;
         }
         for (PathTest test : compiled) {

@@ -67,6 +67,21 @@ class HttpMatchTest {
         assertFalse(match.matches("DELETE", "/a"));
         assertTrue(paths("/a").matches("DELETE", "/a"), "no methods means every method");
         assertEquals("http [GET, POST] /a", match.toString());
+        // HEAD runs the GET handler: a limit on GET that HEAD walked around would limit nothing
+        assertTrue(match.matches("HEAD", "/a"));
+        assertFalse(HttpMatch.of(List.of("/a"), List.of("POST")).matches("HEAD", "/a"));
+    }
+
+    /** Patterns no normalised request path can match: refused, not a limit dropped without a word. */
+    @ParameterizedTest
+    @ValueSource(strings = {"/login/", "/api//x", "/a/./b", "/a/../b", "/caf%C3%A9", "/api/h%65llo", "/a;jsessionid=1",
+            "/a\\b", "/api/**/"})
+    void refusesPathsNoRequestCanHave(String path) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> paths(path));
+        assertTrue(e.getMessage().contains("would never match"), e.getMessage());
+        // what a request spelled that way is matched as
+        String normalised = dev.ratelimit.http.RequestPath.normalize(path, "");
+        assertFalse(normalised.equals(path), path + " is normal");
     }
 
     @ParameterizedTest
