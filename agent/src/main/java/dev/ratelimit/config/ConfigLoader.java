@@ -1,6 +1,7 @@
 package dev.ratelimit.config;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -8,6 +9,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
@@ -54,28 +57,75 @@ public final class ConfigLoader {
      * @throws ConfigException listing every problem found
      */
     public static RuleSet load(Path file, Function<String, String> env) throws ConfigException {
-        String fileName = file.toString();
-        String yaml = readText(file, fileName);
-        Path parent = file.toAbsolutePath().getParent();
-        return parse(yaml, fileName, parent == null ? Path.of("") : parent, env);
+        return load(file, read(file), env);
     }
 
-    private static String readText(Path file, String fileName) throws ConfigException {
+    /**
+     * Reads rules from {@code content}, the bytes of {@code file} as {@link #read} gave them: the
+     * caller that must know which version of the file the rules came from reads it once.
+     *
+     * @throws ConfigException listing every problem found
+     */
+    public static RuleSet load(Path file, byte[] content, Function<String, String> env) throws ConfigException {
+        String fileName = file.toString();
+        String yaml = decode(content, fileName);
+        Path parent = file.toAbsolutePath().getParent();
+        return parse(yaml, fileName, parent == null ? Path.of("") : parent, env).readFrom(sha256(content));
+    }
+
+    /** SHA-256 of {@code bytes}. */
+    public static byte[] sha256(byte[] bytes) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(bytes);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required by the Java platform", e);
+        }
+    }
+
+    /**
+     * The file's bytes, but never more than {@code max} + 1 of them (more than {@code max} means
+     * too large): a file's size may be 0 and its content endless ({@code /proc}), or it may grow
+     * while it is read.
+     */
+    static byte[] readAtMost(Path file, long max) throws IOException {
+        try (InputStream in = Files.newInputStream(file)) {
+            return in.readNBytes((int) max + 1);
+        }
+    }
+
+    /**
+     * The rule file's bytes, at most {@link #MAX_FILE_SIZE} of them.
+     *
+     * @throws ConfigException when it is missing, unreadable, not a regular file, or too large
+     */
+    public static byte[] read(Path file) throws ConfigException {
+        String fileName = file.toString();
         byte[] bytes;
         try {
             if (Files.isDirectory(file)) {
                 throw failure(fileName, "is a directory, not a rule file");
             }
             long size = Files.size(file);
+            if (!Files.isRegularFile(file)) {
+                // a device or a pipe: its size says nothing, and reading it may never end
+                throw failure(fileName, "is not a regular file");
+            }
             if (size > MAX_FILE_SIZE) {
                 throw failure(fileName, "the rule file is " + size + " bytes; rule files are limited to 1 MB");
             }
-            bytes = Files.readAllBytes(file);
+            bytes = readAtMost(file, MAX_FILE_SIZE);
         } catch (NoSuchFileException e) {
             throw failure(fileName, "the rule file does not exist");
         } catch (IOException | SecurityException e) {
             throw failure(fileName, "cannot read the rule file (" + e.getClass().getSimpleName() + ")");
         }
+        if (bytes.length > MAX_FILE_SIZE) {
+            throw failure(fileName, "the rule file is larger than 1 MB; rule files are limited to 1 MB");
+        }
+        return bytes;
+    }
+
+    private static String decode(byte[] bytes, String fileName) throws ConfigException {
         if (bytes.length > MAX_FILE_SIZE) {
             throw failure(fileName, "the rule file is larger than 1 MB; rule files are limited to 1 MB");
         }

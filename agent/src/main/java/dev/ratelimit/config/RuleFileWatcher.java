@@ -62,12 +62,22 @@ public final class RuleFileWatcher {
         this.env = env;
         this.listener = listener;
         this.tokenFiles = tokenFiles(current);
-        this.applied = baseline != null ? baseline : fingerprint();
+        this.applied = baseline != null ? baseline : baseline(file, current);
     }
 
-    /** The content of the rule file and its token files now, as a watcher created later compares it. */
+    /**
+     * The content of the rule file and its token files, as a watcher created later compares it:
+     * the rule file as {@code current} was read from it (so that an edit made since, even while
+     * it was being read, is seen as one), and the token files now.
+     */
     public static byte[] baseline(Path file, RuleSet current) {
-        return new RuleFileWatcher(file, name -> null, current, null, null).applied;
+        RuleFileWatcher watcher = new RuleFileWatcher(file, name -> null, current, null, new byte[0]);
+        byte[] read = current.contentDigest();
+        if (read == null) {
+            byte[] content = watcher.content();
+            read = content == null ? null : ConfigLoader.sha256(content);
+        }
+        return read == null ? null : watcher.fingerprint(read);
     }
 
     /** Starts watching on a daemon thread. */
@@ -95,7 +105,8 @@ public final class RuleFileWatcher {
 
     /** One look at the files; public for tests that drive the watcher without its thread. */
     void poll() {
-        byte[] now = fingerprint();
+        byte[] content = content();
+        byte[] now = content == null ? null : fingerprint(ConfigLoader.sha256(content));
         if (now == null) {
             if (!reportedMissing) {
                 reportedMissing = true;
@@ -113,20 +124,54 @@ public final class RuleFileWatcher {
             pending = now;
             return;
         }
-        applied = now;
         pending = null;
+        // The version loaded is the content read above, and what is compared from now on is
+        // that content's digest: an edit saved while this one is read is seen at the next poll.
+        byte[] read = ConfigLoader.sha256(content);
         try {
-            RuleSet rules = ConfigLoader.load(file, env);
+            RuleSet rules = ConfigLoader.load(file, content, env);
             tokenFiles = tokenFiles(rules);
-            applied = fingerprint();
+            applied = fingerprint(read);
             listener.loaded(rules);
         } catch (ConfigException e) {
+            // the token files this version names are watched too, so that creating one that is
+            // missing is a change (the rule file itself may not change again)
+            tokenFiles = referencedTokenFiles(content);
+            applied = fingerprint(read);
             listener.rejected(e.errors());
-        } catch (RuntimeException | StackOverflowError e) {
+        } catch (RuntimeException | LinkageError | StackOverflowError e) {
             // a bug of ours in the reader must not end the watching: report the version as rejected
+            applied = now;
             listener.rejected(List.of(new ConfigError(file.toString(), 0, 0,
                     "the rule file could not be read (" + e.getClass().getSimpleName() + ")")));
         }
+    }
+
+    /** The rule file's bytes (at most one more than the size limit), or null when it cannot be read as a file. */
+    private byte[] content() {
+        try {
+            if (!Files.isRegularFile(file)) {
+                // missing, or a device or a pipe, which reading could block on or never finish
+                return null;
+            }
+            return ConfigLoader.readAtMost(file, ConfigLoader.MAX_FILE_SIZE);
+        } catch (IOException | SecurityException e) {
+            return null;
+        }
+    }
+
+    /** The token files a rule file's text names, resolved as the reader resolves them. */
+    private List<Path> referencedTokenFiles(byte[] content) {
+        List<Path> paths = new ArrayList<>();
+        Path parent = file.toAbsolutePath().getParent();
+        for (String reference : TokenReader.fileReferences(new String(content, StandardCharsets.UTF_8))) {
+            try {
+                paths.add(parent == null ? Path.of(reference) : parent.resolve(reference));
+            } catch (java.nio.file.InvalidPathException e) {
+                // the rejection names it; nothing to watch
+            }
+        }
+        return paths;
     }
 
     private List<Path> tokenFiles(RuleSet rules) {
@@ -140,29 +185,20 @@ public final class RuleFileWatcher {
         return paths;
     }
 
-    /** A digest of the rule file and its token files; null when the rule file cannot be read. */
-    private byte[] fingerprint() {
+    /** A digest of the rule file (its digest {@code ruleFile}) and of its token files as they are now. */
+    private byte[] fingerprint(byte[] ruleFile) {
         MessageDigest digest;
         try {
             digest = MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is required by the Java platform", e);
         }
-        try {
-            long size = Files.size(file);
-            if (size > ConfigLoader.MAX_FILE_SIZE) {
-                // too large to be loaded anyway: tell versions apart without reading them whole
-                digest.update((size + "@" + Files.getLastModifiedTime(file)).getBytes(StandardCharsets.UTF_8));
-            } else {
-                digest.update(Files.readAllBytes(file));
-            }
-        } catch (IOException | SecurityException e) {
-            return null;
-        }
+        digest.update(ruleFile);
         for (Path token : tokenFiles) {
             digest.update(token.toString().getBytes(StandardCharsets.UTF_8));
             try {
-                digest.update(Files.readAllBytes(token));
+                digest.update(Files.isRegularFile(token) ? ConfigLoader.readAtMost(token, ConfigLoader.MAX_FILE_SIZE)
+                        : new byte[] {1});
             } catch (IOException | SecurityException e) {
                 digest.update((byte) 0);
             }

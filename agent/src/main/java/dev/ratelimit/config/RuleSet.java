@@ -19,6 +19,8 @@ public final class RuleSet {
     private final StoreConfig store;
     private final List<RuleConfig> rules;
     private final Map<String, RuleConfig> byName;
+    /** SHA-256 of the bytes these rules were read from; null when not read from a file. Not part of equality. */
+    private byte[] contentDigest;
 
     RuleSet(String source, int version, ExemptConfig exempt, ClientConfig client, StoreConfig store,
             List<RuleConfig> rules) {
@@ -35,6 +37,16 @@ public final class RuleSet {
             }
         }
         this.byName = names;
+    }
+
+    /** SHA-256 of the rule file's bytes these rules were read from, or null. */
+    public byte[] contentDigest() {
+        return contentDigest == null ? null : contentDigest.clone();
+    }
+
+    RuleSet readFrom(byte[] digest) {
+        this.contentDigest = digest.clone();
+        return this;
     }
 
     /** No rules, no exempt tokens, default client and store settings. */

@@ -6,7 +6,9 @@ import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -103,6 +105,19 @@ final class TokenReader {
         }
     }
 
+    /**
+     * The paths of the {@code ${file:...}} references in a rule file's text, as written: what a
+     * rejected version of the file names, so that a token file it waits for is watched too.
+     */
+    static List<String> fileReferences(String text) {
+        List<String> paths = new ArrayList<>();
+        Matcher matcher = FILE.matcher(text);
+        while (matcher.find()) {
+            paths.add(matcher.group(1));
+        }
+        return paths;
+    }
+
     private TokenSource fromFile(Node node, String written) {
         ErrorList errors = reader.errors();
         Path path;
@@ -114,11 +129,17 @@ final class TokenReader {
         }
         byte[] content;
         try {
-            if (Files.size(path) > MAX_TOKEN_FILE_SIZE) {
+            long size = Files.size(path);
+            if (!Files.isRegularFile(path)) {
+                // a device or a pipe: its size says nothing, and reading it may never end
+                errors.add(node, "token file " + written + " is not a regular file");
+                return null;
+            }
+            content = size > MAX_TOKEN_FILE_SIZE ? null : ConfigLoader.readAtMost(path, MAX_TOKEN_FILE_SIZE);
+            if (content == null || content.length > MAX_TOKEN_FILE_SIZE) {
                 errors.add(node, "token file " + written + " is larger than 64 KB; it must hold just the token");
                 return null;
             }
-            content = Files.readAllBytes(path);
         } catch (NoSuchFileException e) {
             errors.add(node, "token file " + written + " does not exist");
             return null;

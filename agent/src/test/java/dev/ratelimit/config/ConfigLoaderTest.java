@@ -709,6 +709,30 @@ class ConfigLoaderTest {
         assertTrue(error.message().contains("limited to 1 MB"), error.message());
     }
 
+    /**
+     * A device or a pipe as the rule file or a token file: refused with a message. /dev/zero's
+     * size is 0, and reading "all" of it once ended in OutOfMemoryError (a stack trace from check,
+     * "could not start" under -javaagent); a pipe would have hung the start.
+     */
+    @Test
+    void devicesAndPipesAreRefusedNotRead() throws Exception {
+        Path zero = Path.of("/dev/zero");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(zero, ENV));
+        assertEquals(zero + ": is not a regular file", e.errors().get(0).format());
+
+        Path fifo = dir.resolve("token.fifo");
+        Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).start();
+        assertEquals(0, mkfifo.waitFor());
+        Path rules = dir.resolve("tokens.yaml");
+        Files.writeString(rules, "version: 1\nexempt:\n  header: X-Token\n  tokens:\n    - ${file:/dev/zero}\n"
+                + "    - ${file:token.fifo}\n");
+        ConfigException tokens = assertTimeoutPreemptively(Duration.ofSeconds(10),
+                () -> assertThrows(ConfigException.class, () -> ConfigLoader.load(rules, ENV)));
+        assertEquals(List.of(rules + ":5:7: token file /dev/zero is not a regular file",
+                rules + ":6:7: token file token.fifo is not a regular file"),
+                tokens.errors().stream().map(ConfigError::format).collect(Collectors.toList()));
+    }
+
     @Test
     void missingFile() {
         Path file = dir.resolve("nope.yaml");

@@ -51,4 +51,99 @@ class RuleFileWatcherTest {
             watcher.stop();
         }
     }
+
+    /** What a watcher reported, in order: "loaded N" (the first rule's limit), "rejected", "missing". */
+    private static final class Events implements RuleFileWatcher.Listener {
+        final List<String> seen = new java.util.ArrayList<>();
+
+        @Override
+        public void loaded(RuleSet rules) {
+            seen.add("loaded " + rules.rules().get(0).limits().get(0).limit());
+        }
+
+        @Override
+        public void rejected(List<ConfigError> errors) {
+            seen.add("rejected");
+        }
+
+        @Override
+        public void missing() {
+            seen.add("missing");
+        }
+    }
+
+    /**
+     * An edit saved while the watcher reads the version before it is loaded at a later poll. The
+     * watcher once took its digest of the file after loading, so the edit looked applied and was
+     * never loaded. Here the edit is saved from inside the load (the environment lookup).
+     */
+    @Test
+    void anEditSavedWhileAVersionIsReadIsLoadedToo(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("rules.yaml");
+        Files.writeString(file, rules(1));
+        RuleSet loaded = ConfigLoader.load(file);
+        Events events = new Events();
+        boolean[] edited = {false};
+        RuleFileWatcher watcher = new RuleFileWatcher(file, name -> {
+            if (!edited[0]) {
+                edited[0] = true;
+                try {
+                    Files.writeString(file, rules(3));
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }
+            return "a-token-of-some-length-0123456789";
+        }, loaded, events, RuleFileWatcher.baseline(file, loaded));
+        Files.writeString(file, "version: 1\nexempt:\n  header: X-Token\n  tokens: [\"${env:TOKEN}\"]\n"
+                + rules(2).substring("version: 1\n".length()));
+        for (int i = 0; i < 6; i++) {
+            watcher.poll();
+        }
+        assertEquals(List.of("loaded 2", "loaded 3"), events.seen);
+    }
+
+    /**
+     * A version rejected because a token file it names is missing is loaded once the file is
+     * created: the token files a rejected version names are watched too. They once were not,
+     * and creating the file changed nothing until the rule file was touched again.
+     */
+    @Test
+    void aTokenFileMissingFromARejectedVersionIsWatched(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("rules.yaml");
+        Files.writeString(file, rules(1));
+        RuleSet loaded = ConfigLoader.load(file);
+        Events events = new Events();
+        RuleFileWatcher watcher = new RuleFileWatcher(file, name -> null, loaded, events, RuleFileWatcher.baseline(file, loaded));
+        Files.writeString(file, "version: 1\nexempt:\n  header: X-Token\n  tokens: [\"${file:new-token.txt}\"]\n"
+                + rules(4).substring("version: 1\n".length()));
+        watcher.poll();
+        watcher.poll();
+        assertEquals(List.of("rejected"), events.seen);
+        watcher.poll();
+        assertEquals(List.of("rejected"), events.seen, "rejected once");
+        Files.writeString(dir.resolve("new-token.txt"), "a-token-of-some-length-0123456789\n");
+        watcher.poll();
+        watcher.poll();
+        assertEquals(List.of("rejected", "loaded 4"), events.seen);
+    }
+
+    /**
+     * At start-up the file is read once: an edit made while premain reads it (after its bytes
+     * were read, before the watcher's baseline) is loaded by the watcher, not taken as the
+     * version in force.
+     */
+    @Test
+    void theBaselineIsTheContentTheRulesWereReadFrom(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("rules.yaml");
+        Files.writeString(file, rules(1));
+        byte[] content = ConfigLoader.read(file);
+        Files.writeString(file, rules(2));
+        RuleSet loaded = ConfigLoader.load(file, content, name -> null);
+        Events events = new Events();
+        RuleFileWatcher watcher = new RuleFileWatcher(file, name -> null, loaded, events, RuleFileWatcher.baseline(file, loaded));
+        watcher.poll();
+        watcher.poll();
+        assertEquals(List.of("loaded 2"), events.seen);
+    }
 }
