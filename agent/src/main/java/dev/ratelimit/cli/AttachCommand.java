@@ -32,6 +32,12 @@ final class AttachCommand {
             // the target resolves paths against its own working directory, and reads the rule
             // file with its own environment: it validates the file and reports what it found
             options = "config=" + Path.of(file).toAbsolutePath();
+            if (options.indexOf(',') >= 0) {
+                // the agent's options are split at commas: the target would read another file
+                err.println("attach: the rule file's path " + Path.of(file).toAbsolutePath() + " holds a comma, which"
+                        + " the agent options cannot carry; move the file, or start the target with RATELIMIT_CONFIG");
+                return 1;
+            }
         }
         Class<?> virtualMachine;
         try {

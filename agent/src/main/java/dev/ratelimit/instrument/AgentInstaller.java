@@ -86,12 +86,12 @@ public final class AgentInstaller {
             // the report of an earlier attach that was refused must not stand for this one
             System.clearProperty(ATTACH_REPORT_PROPERTY);
         }
-        AgentOptions options;
-        try {
-            options = AgentOptions.parse(optionText, System.getenv("RATELIMIT_CONFIG"));
-        } catch (IllegalArgumentException e) {
-            System.err.println("rate-limit-agent: " + e.getMessage());
-            exitOnConfigError(attached, e.getMessage());
+        AgentOptions options = AgentOptions.parse(optionText, System.getenv("RATELIMIT_CONFIG"));
+        for (String error : options.errors) {
+            System.err.println("rate-limit-agent: " + error);
+        }
+        if (!options.errors.isEmpty() && options.onConfigError != AgentOptions.OnConfigError.DISABLE) {
+            exitOnConfigError(attached, String.join("; ", options.errors));
             return;
         }
         Path configPath = Path.of(options.config);
@@ -235,6 +235,14 @@ public final class AgentInstaller {
     }
 
     private static RuleSet load(AgentOptions options, Path configPath, boolean attached) {
+        if (!options.errors.isEmpty()) {
+            // on-config-error=disable, or they would have stopped the start
+            System.err.println("rate-limit-agent: WARNING: the agent options are invalid; on-config-error=disable,"
+                    + " so the agent runs WITHOUT the rules of " + configPath);
+            AgentLog.LOG.log(Level.ERROR, "rate-limit-agent: the agent options are invalid; running without the rules"
+                    + " of " + configPath + " (on-config-error=disable)");
+            return RuleSet.empty(configPath.toString());
+        }
         try {
             return ConfigLoader.load(configPath);
         } catch (ConfigException e) {

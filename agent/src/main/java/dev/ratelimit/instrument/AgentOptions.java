@@ -1,5 +1,7 @@
 package dev.ratelimit.instrument;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -12,44 +14,53 @@ final class AgentOptions {
     final String config;
     final String log;
     final OnConfigError onConfigError;
+    /** What was wrong with the options (the rest were read); empty when nothing was. */
+    final List<String> errors;
 
-    private AgentOptions(String config, String log, OnConfigError onConfigError) {
+    private AgentOptions(String config, String log, OnConfigError onConfigError, List<String> errors) {
         this.config = config;
         this.log = log;
         this.onConfigError = onConfigError;
+        this.errors = List.copyOf(errors);
     }
 
     /**
-     * Parses the option string.
+     * Parses the option string. Every option is read, so that {@code on-config-error=disable}
+     * holds whatever else is wrong; what is wrong is in {@link #errors}, and a wrong option keeps
+     * its default.
      *
      * @param text the text after {@code =} in {@code -javaagent}, or {@code null}
      * @param configFromEnvironment the {@code RATELIMIT_CONFIG} variable, or {@code null}
-     * @throws IllegalArgumentException for an unknown option or value
      */
     static AgentOptions parse(String text, String configFromEnvironment) {
         String config = configFromEnvironment == null || configFromEnvironment.isEmpty()
                 ? "ratelimit.yaml" : configFromEnvironment;
         String log = "info";
         OnConfigError onConfigError = OnConfigError.EXIT;
+        List<String> errors = new ArrayList<>();
+        String configGiven = null;
         if (text != null && !text.isBlank()) {
             for (String option : text.split(",")) {
                 String trimmed = option.trim();
                 int eq = trimmed.indexOf('=');
-                if (eq < 0) {
-                    config = trimmed;
-                    continue;
-                }
-                String name = trimmed.substring(0, eq).trim();
-                String value = trimmed.substring(eq + 1).trim();
+                String name = eq < 0 ? "config" : trimmed.substring(0, eq).trim();
+                String value = eq < 0 ? trimmed : trimmed.substring(eq + 1).trim();
                 switch (name) {
                     case "config":
-                        config = value;
+                        if (configGiven != null) {
+                            // the options are split at commas: a path holding one comes out as two
+                            errors.add("agent options name two rule files ('" + configGiven + "' and '" + value
+                                    + "'); a path with a comma in it can be given in RATELIMIT_CONFIG instead");
+                        } else {
+                            configGiven = value;
+                            config = value;
+                        }
                         break;
                     case "log":
-                        log = value.toLowerCase(Locale.ROOT);
-                        if (!log.matches("error|warn|info|debug")) {
-                            throw new IllegalArgumentException("agent option log=" + value
-                                    + ": expected error, warn, info or debug");
+                        if (value.toLowerCase(Locale.ROOT).matches("error|warn|info|debug")) {
+                            log = value.toLowerCase(Locale.ROOT);
+                        } else {
+                            errors.add("agent option log=" + value + ": expected error, warn, info or debug");
                         }
                         break;
                     case "on-config-error":
@@ -58,19 +69,18 @@ final class AgentOptions {
                         } else if (value.equals("disable")) {
                             onConfigError = OnConfigError.DISABLE;
                         } else {
-                            throw new IllegalArgumentException("agent option on-config-error=" + value
-                                    + ": expected exit or disable");
+                            errors.add("agent option on-config-error=" + value + ": expected exit or disable");
                         }
                         break;
                     default:
-                        throw new IllegalArgumentException("unknown agent option '" + name
-                                + "': expected config, log or on-config-error");
+                        errors.add("unknown agent option '" + name + "': expected config, log or on-config-error");
                 }
             }
         }
         if (config.isEmpty()) {
-            throw new IllegalArgumentException("agent option config is empty");
+            errors.add("agent option config is empty");
+            config = "ratelimit.yaml";
         }
-        return new AgentOptions(config, log, onConfigError);
+        return new AgentOptions(config, log, onConfigError, errors);
     }
 }

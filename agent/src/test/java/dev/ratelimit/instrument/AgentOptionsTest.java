@@ -1,0 +1,44 @@
+package dev.ratelimit.instrument;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class AgentOptionsTest {
+
+    @Test
+    void optionsAreReadAndDefaultsKept() {
+        AgentOptions options = AgentOptions.parse("config=/etc/rules.yaml,log=DEBUG,on-config-error=disable", null);
+        assertEquals("/etc/rules.yaml", options.config);
+        assertEquals("debug", options.log);
+        assertEquals(AgentOptions.OnConfigError.DISABLE, options.onConfigError);
+        assertEquals(List.of(), options.errors);
+        assertEquals("from-env.yaml", AgentOptions.parse(null, "from-env.yaml").config);
+        assertEquals("bare.yaml", AgentOptions.parse("bare.yaml", "from-env.yaml").config);
+    }
+
+    /**
+     * The options are split at commas, so a path holding one came out as two, and the second,
+     * bare, silently replaced the first: the agent read another file than the one named.
+     */
+    @Test
+    void aSecondRuleFileIsAnErrorNotASilentSwitch() {
+        AgentOptions options = AgentOptions.parse("config=/tmp/rv/x,y", null);
+        assertEquals("/tmp/rv/x", options.config);
+        assertEquals(List.of("agent options name two rule files ('/tmp/rv/x' and 'y'); a path with a comma in it"
+                + " can be given in RATELIMIT_CONFIG instead"), options.errors);
+        assertEquals(1, AgentOptions.parse("a.yaml,config=b.yaml", null).errors.size());
+    }
+
+    /** on-config-error=disable holds whatever else is wrong: every option is read. */
+    @Test
+    void disableHoldsForAnInvalidOptionWhereverItIs() {
+        AgentOptions options = AgentOptions.parse("config=hr.yaml,log=verbose,on-config-error=disable,colour=red", null);
+        assertEquals(AgentOptions.OnConfigError.DISABLE, options.onConfigError);
+        assertEquals("info", options.log);
+        assertEquals(List.of("agent option log=verbose: expected error, warn, info or debug",
+                "unknown agent option 'colour': expected config, log or on-config-error"), options.errors);
+        assertEquals(AgentOptions.OnConfigError.EXIT, AgentOptions.parse("log=verbose", null).onConfigError);
+    }
+}
