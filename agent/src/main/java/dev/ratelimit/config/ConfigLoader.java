@@ -196,7 +196,8 @@ public final class ConfigLoader {
     /** One line, at the problem's position, without SnakeYAML's source snippet. */
     private static ConfigError syntaxError(String fileName, MarkedYamlEngineException e) {
         String problem = e.getProblem() == null ? "syntax error" : firstLine(e.getProblem());
-        String context = e.getContext() == null ? "" : firstLine(e.getContext()) + ", ";
+        String context = firstLine(e.getContext());
+        context = context.isEmpty() ? "" : context + ", ";
         Optional<Mark> mark = e.getProblemMark().or(e::getContextMark);
         String message = "invalid YAML: " + context + problem;
         if (mark.isEmpty()) {

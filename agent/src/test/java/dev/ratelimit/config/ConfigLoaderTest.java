@@ -529,6 +529,9 @@ class ConfigLoaderTest {
 
         assertError("version: 1\nrules: [a\n", 3, 1, "invalid YAML");
         assertError("version: 1\n\tbad: tab\n", 2, 1, "invalid YAML");
+        // a problem with an empty context once read "invalid YAML: , found undefined alias nope"
+        assertEquals(List.of("rules.yaml:2:8: invalid YAML: found undefined alias nope"),
+                errors("version: 1\nalias: *nope\n"));
     }
 
     @Test
