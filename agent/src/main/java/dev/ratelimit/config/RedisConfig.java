@@ -65,6 +65,11 @@ public final class RedisConfig {
             return "names no host a client can reach: write redis://[user:password@]host[:port][/database];"
                     + " in a user name or password, write / ? # @ % and spaces as %2F %3F %23 %40 %25 %20";
         }
+        if (parsed.getRawUserInfo() != null && parsed.getRawUserInfo().indexOf(':') < 0) {
+            // clients disagree on what a lone name is (a user, or a password); this one refuses it
+            return "has a user name and no password before the host: write redis://:password@host, or"
+                    + " redis://user:password@host";
+        }
         if (parsed.getPort() == 0 || parsed.getPort() > 65535) {
             return "has a port out of range (1 to 65535)";
         }

@@ -252,7 +252,12 @@ final class RuleReader {
                 YamlMapping pair = reader.mapping(item, "an item of limits", LIMIT_KEYS);
                 if (pair != null) {
                     LimitSpec limit = readLimit(pair, "this item of limits");
-                    if (limit != null) {
+                    if (limit != null && limits.stream().anyMatch(known -> known.window().equals(limit.window()))) {
+                        // the limits of a rule are told apart by their window (policy names,
+                        // Redis keys); of two in one window only the lower could ever decide
+                        errors.add(pair.get("window"), "two limits of this rule have the window "
+                                + Durations.format(limit.window()) + "; give each window one limit");
+                    } else if (limit != null) {
                         limits.add(limit);
                     }
                 }

@@ -143,12 +143,9 @@ abstract class KeyStore {
             Penalty known = penalties.getIfPresent(key);
             // written only when it says more than before: a key rejected again and again in one
             // window costs a look-up, and allocates nothing
-            if (known == null) {
-                penalties.put(key, new Penalty(limits, untilMillis));
-            } else if (known.untilMillis < untilMillis || (known.limits | limits) != known.limits) {
-                // a penalty that has run out says nothing about the limits now over
-                long stillOver = known.untilMillis > CoarseClock.millis() ? known.limits : 0;
-                penalties.put(key, new Penalty(stillOver | limits, Math.max(known.untilMillis, untilMillis)));
+            if (known == null || !known.covers(limits, untilMillis)) {
+                // merged atomically: two threads rejected by different limits both leave their bit
+                penalties.asMap().merge(key, new Penalty(limits, untilMillis), Penalty::merge);
             }
         }
 
@@ -160,6 +157,19 @@ abstract class KeyStore {
             Penalty(long limits, long untilMillis) {
                 this.limits = limits;
                 this.untilMillis = untilMillis;
+            }
+
+            boolean covers(long limits, long untilMillis) {
+                return this.untilMillis >= untilMillis && (this.limits | limits) == this.limits;
+            }
+
+            static Penalty merge(Penalty known, Penalty added) {
+                if (known.covers(added.limits, added.untilMillis)) {
+                    return known;
+                }
+                // a penalty that has run out says nothing about the limits now over
+                long stillOver = known.untilMillis > CoarseClock.millis() ? known.limits : 0;
+                return new Penalty(stillOver | added.limits, Math.max(known.untilMillis, added.untilMillis));
             }
         }
 

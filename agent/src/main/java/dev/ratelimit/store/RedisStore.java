@@ -127,43 +127,43 @@ public final class RedisStore implements AutoCloseable {
             throw current;
         }
         long deadline = System.nanoTime() + timeoutNanos;
-        for (boolean firstTry = true; ; firstTry = false) {
-            boolean borrowed = false;
-            try (Jedis jedis = pool.getResource()) {
-                borrowed = true;
-                long left = (deadline - System.nanoTime()) / 1_000_000L;
-                if (left < 1) {
-                    throw failed("pool", new JedisException("no Redis connection free within the timeout"));
-                }
-                jedis.getConnection().setSoTimeout((int) left);
-                List<Long> reply;
-                try {
-                    reply = (List<Long>) jedis.evalsha(script.sha, keys, args);
-                } catch (JedisNoScriptException notLoaded) {
-                    jedis.scriptLoad(script.text);
-                    reply = (List<Long>) jedis.evalsha(script.sha, keys, args);
-                }
-                timeoutsInARow.set(0);
-                return reply;
-            } catch (JedisConnectionException e) {
-                boolean timeout = e.getCause() instanceof SocketTimeoutException;
-                if (!timeout && borrowed && firstTry && deadline - System.nanoTime() >= timeoutNanos * 9 / 10) {
-                    // A pooled connection found closed at once (end of stream, reset): the server's
-                    // idle timeout, or a NAT's, closed it while it waited in the pool, and its idle
-                    // siblings are likely closed too. The command never ran on it. Drop the idle
-                    // ones and try once on a new connection, within this call's deadline.
-                    pool.clear();
-                    continue;
-                }
-                failedCalls.increment();
-                if (!timeout || timeoutsInARow.incrementAndGet() >= TIMEOUTS_BEFORE_DOWN) {
-                    throw markDown(e);
-                }
-                throw failed("timeout", e);
-            } catch (JedisException e) {
-                // the server answered with an error, or the pool had no connection in time
-                throw failed(e.getMessage() != null && e.getMessage().startsWith("OOM") ? "out of memory" : "error", e);
+        boolean borrowed = false;
+        try (Jedis jedis = pool.getResource()) {
+            borrowed = true;
+            long left = (deadline - System.nanoTime()) / 1_000_000L;
+            if (left < 1) {
+                throw failed("pool", new JedisException("no Redis connection free within the timeout"));
             }
+            jedis.getConnection().setSoTimeout((int) left);
+            List<Long> reply;
+            try {
+                reply = (List<Long>) jedis.evalsha(script.sha, keys, args);
+            } catch (JedisNoScriptException notLoaded) {
+                jedis.scriptLoad(script.text);
+                reply = (List<Long>) jedis.evalsha(script.sha, keys, args);
+            }
+            timeoutsInARow.set(0);
+            return reply;
+        } catch (JedisConnectionException e) {
+            boolean timeout = e.getCause() instanceof SocketTimeoutException;
+            if (!timeout && borrowed && deadline - System.nanoTime() >= timeoutNanos * 9 / 10) {
+                // A pooled connection found closed at once (end of stream, reset): most likely the
+                // server's idle timeout, or a NAT's, closed it while it waited in the pool, and its
+                // idle siblings with it. Not an outage: this one call fails (its rule's on-error
+                // decides it: it is not tried again, since the server may have run it), the idle
+                // connections are dropped, and the next call opens a new one. Redis really down
+                // shows at that next call, which cannot connect.
+                pool.clear();
+                throw failed("connection closed while idle", e);
+            }
+            failedCalls.increment();
+            if (!timeout || timeoutsInARow.incrementAndGet() >= TIMEOUTS_BEFORE_DOWN) {
+                throw markDown(e);
+            }
+            throw failed("timeout", e);
+        } catch (JedisException e) {
+            // the server answered with an error, or the pool had no connection in time
+            throw failed(e.getMessage() != null && e.getMessage().startsWith("OOM") ? "out of memory" : "error", e);
         }
     }
 

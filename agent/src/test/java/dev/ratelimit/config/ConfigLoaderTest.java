@@ -448,7 +448,7 @@ class ConfigLoaderTest {
         assertFalse(redis.toString().contains(REDIS_PASSWORD));
         assertFalse(rules.store().toString().contains(REDIS_PASSWORD));
         assertTrue(redis.toString().startsWith("redis://app:****@h:6379/0"), redis.toString());
-        assertEquals("redis://****@h", new RedisConfig("redis://" + REDIS_PASSWORD + "@h", Duration.ofMillis(5),
+        assertEquals("redis://:****@h", new RedisConfig("redis://:" + REDIS_PASSWORD + "@h", Duration.ofMillis(5),
                 "p").maskedUri());
         assertEquals("redis://h:1/0", new RedisConfig("redis://h:1/0", Duration.ofMillis(5), "p").maskedUri());
 
@@ -474,6 +474,8 @@ class ConfigLoaderTest {
         uris.put("redis://h:70000/0", "has a port out of range");
         uris.put("redis://@", "names no host");
         uris.put("redis://h_o_s_t:6399/0", "names no host");
+        // the client refuses a lone name ("Password not provided") when the store is built
+        uris.put("redis://" + secret.replace('/', 'x').replace('=', 'y') + "@h:1/0", "has a user name and no password");
         for (Map.Entry<String, String> uri : uris.entrySet()) {
             List<String> errors = errors("version: 1\nstore:\n  redis:\n    uri: \"" + uri.getKey() + "\"\n");
             assertEquals(1, errors.size(), uri.getKey() + ": " + errors);
@@ -713,27 +715,48 @@ class ConfigLoaderTest {
     }
 
     /**
-     * A device or a pipe as the rule file or a token file: refused with a message. /dev/zero's
-     * size is 0, and reading "all" of it once ended in OutOfMemoryError (a stack trace from check,
-     * "could not start" under -javaagent); a pipe would have hung the start.
+     * A device as the rule file or a token file is read no further than the size limits, and a
+     * pipe can be read (check <(envsubst < rules.yaml)). /dev/zero reports size 0, and reading
+     * "all" of it once ended in OutOfMemoryError: a stack trace from check, "could not start"
+     * under -javaagent.
      */
     @Test
-    void devicesAndPipesAreRefusedNotRead() throws Exception {
+    void devicesAreReadNoFurtherThanTheLimitsAndPipesCanBeRead() throws Exception {
         Path zero = Path.of("/dev/zero");
         ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(zero, ENV));
-        assertEquals(zero + ": is not a regular file", e.errors().get(0).format());
+        assertEquals(zero + ": the rule file is larger than 1 MB; rule files are limited to 1 MB",
+                e.errors().get(0).format());
 
-        Path fifo = dir.resolve("token.fifo");
-        Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).start();
-        assertEquals(0, mkfifo.waitFor());
         Path rules = dir.resolve("tokens.yaml");
-        Files.writeString(rules, "version: 1\nexempt:\n  header: X-Token\n  tokens:\n    - ${file:/dev/zero}\n"
-                + "    - ${file:token.fifo}\n");
-        ConfigException tokens = assertTimeoutPreemptively(Duration.ofSeconds(10),
-                () -> assertThrows(ConfigException.class, () -> ConfigLoader.load(rules, ENV)));
-        assertEquals(List.of(rules + ":5:7: token file /dev/zero is not a regular file",
-                rules + ":6:7: token file token.fifo is not a regular file"),
+        Files.writeString(rules, "version: 1\nexempt:\n  header: X-Token\n  tokens:\n    - ${file:/dev/zero}\n");
+        ConfigException tokens = assertThrows(ConfigException.class, () -> ConfigLoader.load(rules, ENV));
+        assertEquals(List.of(rules + ":5:7: token file /dev/zero is larger than 64 KB; it must hold just the token"),
                 tokens.errors().stream().map(ConfigError::format).collect(Collectors.toList()));
+
+        Path fifo = dir.resolve("rules.fifo");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
+        Thread writer = new Thread(() -> {
+            try {
+                Files.writeString(fifo, "version: 1\nrules:\n  - name: piped\n    limit: 3\n    window: 1s\n");
+            } catch (java.io.IOException ignored) {
+                // the read below fails then
+            }
+        });
+        writer.start();
+        RuleSet piped = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> ConfigLoader.load(fifo, ENV));
+        assertEquals("piped", piped.rules().get(0).name());
+        writer.join();
+    }
+
+    /**
+     * A rule's limits are told apart by their windows (policy names, Redis keys): two in one
+     * window once shared one Redis counter, and every call counted twice on it.
+     */
+    @Test
+    void twoLimitsOfOneRuleInOneWindowAreRefused() {
+        assertEquals(List.of("rules.yaml:6:29: two limits of this rule have the window 1m; give each window one limit"),
+                errors("version: 1\nrules:\n  - name: r\n    limits:\n      - {limit: 5, window: 1m}\n"
+                        + "      - {limit: 10, window: 60s}\n"));
     }
 
     @Test
