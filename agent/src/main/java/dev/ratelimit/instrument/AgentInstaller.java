@@ -438,7 +438,11 @@ public final class AgentInstaller {
         retransformNewlyNamed(old, book);
     }
 
-    /** Retransforms loaded classes that the new rules name and the old did not, in batches. */
+    /**
+     * Retransforms, in batches, the loaded classes whose methods the new rules name differently
+     * from the old: named for the first time, or named by another pattern (a rule naming another
+     * of its methods needs that method woven).
+     */
     private void retransformNewlyNamed(RuleBook old, RuleBook book) {
         Set<String> needArguments = new HashSet<>();
         for (MethodSite site : sites.sites()) {
@@ -449,7 +453,8 @@ public final class AgentInstaller {
         List<Class<?>> batch = new ArrayList<>();
         for (Class<?> type : instrumentation.getAllLoadedClasses()) {
             String name = type.getName();
-            boolean newlyNamed = book.namesClass(name) && !old.namesClass(name);
+            boolean newlyNamed = book.namesClass(name)
+                    && (!old.namesClass(name) || !book.patternsNaming(name).equals(old.patternsNaming(name)));
             if ((newlyNamed || needArguments.contains(name)) && instrumentation.isModifiableClass(type)) {
                 batch.add(type);
                 if (batch.size() == RETRANSFORM_BATCH) {

@@ -11,6 +11,7 @@ import dev.ratelimit.store.LimiterFactory;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -131,6 +132,21 @@ final class RuleBook {
             }
         }
         return false;
+    }
+
+    /**
+     * The method patterns of the file's rules that name methods of this class, as written: a
+     * loaded class is retransformed on reload when they change (a rule naming another of its
+     * methods needs that method woven).
+     */
+    Set<String> patternsNaming(String className) {
+        Set<String> patterns = new HashSet<>();
+        for (ActiveRule rule : methodRules) {
+            if (rule.config().methodPattern().matchesClass(className)) {
+                patterns.add(rule.config().methodPattern().toString());
+            }
+        }
+        return patterns;
     }
 
     /** Whether some rule of the file names this method. */

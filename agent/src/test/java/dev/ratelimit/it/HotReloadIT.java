@@ -159,6 +159,17 @@ class HotReloadIT {
             child.assertSteady(t0, "b", 3);
             assertEquals("6", last(child.limits(t0, "a")), child::output);
 
+            // 8. a new rule naming another method of a class woven already (ServiceA#other): the
+            // class is retransformed. Its class was named already, so it once was not, and the
+            // reload, logged as good, limited nothing
+            List<String> a2Before = child.limits(0, "a2");
+            assertTrue(a2Before.stream().allMatch("20"::equals), () -> "a2 is unlimited before: " + a2Before);
+            t0 = System.nanoTime();
+            Files.writeString(rules, rules(6, 3, null) + rule("rule-a2", "dev.ratelimit.fixture.reload.ServiceA#other", 2));
+            report(jdk, "new rule for another method of a woven class (a2 unlimited -> 2)", child.latency(t0, "LIMIT a2 2"));
+            child.assertSteady(t0, "a2", 2);
+            assertEquals("6", last(child.limits(t0, "a")), child::output);
+
             String stderr = child.err();
             assertFalse(stderr.contains("could not instrument"), stderr);
             assertFalse(stderr.contains("could not retransform"), stderr);
