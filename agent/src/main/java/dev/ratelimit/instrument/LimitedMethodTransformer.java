@@ -69,6 +69,20 @@ final class LimitedMethodTransformer {
         }
     }
 
+    /**
+     * The class's simple name for its methods' default rule names; for an anonymous class, which
+     * has none, its binary name after the package ({@code Main$1}), so that its inline rule has a
+     * valid name (it once had {@code #get}, refused, and the method was not limited).
+     */
+    static String simpleName(TypeDescription type) {
+        String simple = type.getSimpleName();
+        if (!simple.isEmpty()) {
+            return simple;
+        }
+        String name = type.getName();
+        return name.substring(name.lastIndexOf('.') + 1);
+    }
+
     /** Which of the four advices a method gets. */
     private static int kind(boolean passesArguments, MethodDescription method) {
         return (passesArguments ? PASSES_ARGUMENTS : 0) | (method.getReturnType().represents(void.class) ? RETURNS_VOID : 0);
@@ -118,7 +132,7 @@ final class LimitedMethodTransformer {
             boolean passesArguments = !method.getParameters().isEmpty()
                     && usesArguments(book, type, method, values);
             int site = sites.register(loader, type.getName(), method.getName(), method.getDescriptor(),
-                    type.getSimpleName(), passesArguments, values);
+                    simpleName(type), passesArguments, values);
             limited.put(key(method), new int[] {site, kind(passesArguments, method)});
         }
         return weave(builder, limited);
@@ -217,7 +231,7 @@ final class LimitedMethodTransformer {
 
     private static boolean usesArguments(RuleBook book, TypeDescription type, MethodDescription method,
             MethodSite.AnnotationValues values) {
-        MethodSite probe = new MethodSite(-1, type.getName(), method.getName(), type.getSimpleName(), false, values);
+        MethodSite probe = new MethodSite(-1, type.getName(), method.getName(), simpleName(type), false, values);
         return book.needsArguments(probe);
     }
 

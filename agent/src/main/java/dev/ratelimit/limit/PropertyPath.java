@@ -5,7 +5,12 @@ import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Reads {@code prop.prop} from an argument: each step is a getter ({@code getProp()} or
@@ -73,7 +78,7 @@ final class PropertyPath {
             for (String candidate : new String[] {"get" + capitalized, "is" + capitalized, name}) {
                 Method method = findMethod(type, candidate);
                 if (method != null) {
-                    return accessible(method);
+                    return callable(type, method);
                 }
             }
             for (Class<?> c = type; c != null; c = c.getSuperclass()) {
@@ -101,6 +106,52 @@ final class PropertyPath {
             } catch (NoSuchMethodException e) {
                 return null;
             }
+        }
+
+        /**
+         * The method, or when it cannot be called from here (a public method of a class that
+         * is not public, or of a package its module does not export, such as the entries of
+         * {@code Map.of}), the same method as a public, exported supertype declares it.
+         */
+        private static AccessibleObject callable(Class<?> type, Method method) {
+            if (method.trySetAccessible() || (publicMember(method) && exported(method.getDeclaringClass()))) {
+                return method;
+            }
+            Method counterpart = publicCounterpart(type, method.getName());
+            return counterpart != null ? counterpart : accessible(method);
+        }
+
+        private static Method publicCounterpart(Class<?> type, String name) {
+            Deque<Class<?>> supertypes = new ArrayDeque<>();
+            supertypes.add(type);
+            Set<Class<?>> seen = new HashSet<>();
+            while (!supertypes.isEmpty()) {
+                Class<?> c = supertypes.poll();
+                if (!seen.add(c)) {
+                    continue;
+                }
+                if (exported(c)) {
+                    try {
+                        Method method = c.getMethod(name);
+                        if (!Modifier.isStatic(method.getModifiers()) && method.getReturnType() != void.class
+                                && exported(method.getDeclaringClass())) {
+                            return method;
+                        }
+                    } catch (NoSuchMethodException e) {
+                        // not on this one
+                    }
+                }
+                if (c.getSuperclass() != null) {
+                    supertypes.add(c.getSuperclass());
+                }
+                supertypes.addAll(Arrays.asList(c.getInterfaces()));
+            }
+            return null;
+        }
+
+        /** A public class of a package its module exports to everyone: its public methods can be called. */
+        private static boolean exported(Class<?> c) {
+            return c != null && Modifier.isPublic(c.getModifiers()) && c.getModule().isExported(c.getPackageName());
         }
 
         private static AccessibleObject accessible(AccessibleObject accessor) {

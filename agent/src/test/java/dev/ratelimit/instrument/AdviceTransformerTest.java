@@ -115,6 +115,29 @@ class AdviceTransformerTest {
         assertFalse(callsBridge(ClassPrefilterTest.classFile(Limited.class.getName().replace('.', '/')), "call"));
     }
 
+    /** An annotated method of an anonymous class, which has no simple name. */
+    static final Object ANONYMOUS = new Object() {
+        @dev.ratelimit.annotation.RateLimited(limit = 1, window = "1h")
+        String get() {
+            return "x";
+        }
+    };
+
+    /**
+     * An anonymous class's methods get default rule names from its binary name after the package
+     * ({@code AdviceTransformerTest$1#get}): its simple name is empty, and "#get" was refused as a
+     * rule name, so its inline rule was never made and the method was not limited.
+     */
+    @Test
+    void anAnonymousClassGetsAUsableDefaultRuleName() {
+        assertNotNull(transform(ANONYMOUS.getClass()));
+        assertEquals(1, sites.sites().size());
+        MethodSite site = sites.sites().get(0);
+        assertEquals(ANONYMOUS.getClass().getName().substring(ANONYMOUS.getClass().getName().lastIndexOf('.') + 1)
+                + "#get", site.defaultRuleName);
+        assertEquals(1, sites.rulesOf(site.id).length, "its inline rule is made and bound");
+    }
+
     @Test
     void classesNoRuleNamesAreLeftAlone() {
         assertNull(transform(Plain.class));

@@ -55,6 +55,20 @@ class KeyResolverTest {
         assertEquals("true", key("arg0.profile.active", account));
     }
 
+    /**
+     * A getter of a class that cannot be reached (not public, or in a package its module does
+     * not export) is called as its public, exported supertype declares it. The entries of
+     * Map.of (java.util.KeyValueHolder) and unmodifiable lists once failed every call: the rule
+     * was dead, and each call counted as an agent error.
+     */
+    @Test
+    void gettersOfUnreachableClassesAreCalledThroughTheirPublicSupertypes() {
+        assertEquals("ann", key("arg0.key", java.util.Map.entry("ann", 1)));
+        assertEquals("1", key("arg0.value", java.util.Map.of("ann", 1).entrySet().iterator().next()));
+        assertEquals("true", key("arg0.empty", java.util.Collections.unmodifiableList(java.util.List.of())));
+        assertEquals("2", key("arg0.size", java.util.List.of("a", "b")));
+    }
+
     @Test
     void nullAnywhereIsTheDashKey() {
         assertEquals("-", key("arg0", (Object) null));
