@@ -52,6 +52,12 @@ class RuleFileWatcherTest {
         }
     }
 
+    /** {@link #rules} with an exempt token given by {@code reference} (${env:...} or ${file:...}). */
+    static String rulesWithToken(String reference, int limit) {
+        return "version: 1\nexempt:\n  header: X-Token\n  tokens: [\"" + reference + "\"]\n"
+                + rules(limit).substring("version: 1\n".length());
+    }
+
     /** What a watcher reported, in order: "loaded N" (the first rule's limit), "rejected", "missing". */
     private static final class Events implements RuleFileWatcher.Listener {
         final List<String> seen = new java.util.ArrayList<>();
@@ -95,8 +101,7 @@ class RuleFileWatcherTest {
             }
             return "a-token-of-some-length-0123456789";
         }, loaded, events, RuleFileWatcher.baseline(file, loaded));
-        Files.writeString(file, "version: 1\nexempt:\n  header: X-Token\n  tokens: [\"${env:TOKEN}\"]\n"
-                + rules(2).substring("version: 1\n".length()));
+        Files.writeString(file, rulesWithToken("${env:TOKEN}", 2));
         for (int i = 0; i < 6; i++) {
             watcher.poll();
         }
@@ -115,8 +120,7 @@ class RuleFileWatcherTest {
         RuleSet loaded = ConfigLoader.load(file);
         Events events = new Events();
         RuleFileWatcher watcher = new RuleFileWatcher(file, name -> null, loaded, events, RuleFileWatcher.baseline(file, loaded));
-        Files.writeString(file, "version: 1\nexempt:\n  header: X-Token\n  tokens: [\"${file:new-token.txt}\"]\n"
-                + rules(4).substring("version: 1\n".length()));
+        Files.writeString(file, rulesWithToken("${file:new-token.txt}", 4));
         watcher.poll();
         watcher.poll();
         assertEquals(List.of("rejected"), events.seen);
