@@ -97,7 +97,8 @@ final class LimitedMethodTransformer {
         return new ElementMatcher<TypeDescription>() {
             @Override
             public boolean matches(TypeDescription type) {
-                if (type.isInterface() || type.isAnnotation()) {
+                // interfaces are looked at too: their default and static methods have bodies
+                if (type.isAnnotation()) {
                     return false;
                 }
                 if (rules.current().namesClass(type.getName())) {

@@ -62,6 +62,19 @@ class MethodLimitingIT {
         expect(jdk, "wrongRule", null);
     }
 
+    /**
+     * An interface's default and static methods are limited like a class's; an abstract one is
+     * not (it has no body), and its annotation does not reach the implementation. Interfaces
+     * were once passed over whole.
+     */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void defaultAndStaticMethodsOfInterfaces(Path jdk) {
+        expect(jdk, "interfaceDefault.allowed", "2");
+        expect(jdk, "interfaceStatic.allowed", "1");
+        expect(jdk, "interfaceAbstract.allowed", "5");
+    }
+
     @ParameterizedTest
     @MethodSource("jdks")
     void annotationNamingARuleAndYamlOverridingTheDefaultName(Path jdk) {
