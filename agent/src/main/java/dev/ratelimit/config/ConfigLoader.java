@@ -9,8 +9,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
@@ -70,17 +68,9 @@ public final class ConfigLoader {
         String fileName = file.toString();
         String yaml = decode(content, fileName);
         Path parent = file.toAbsolutePath().getParent();
-        return parse(yaml, fileName, parent == null ? Path.of("") : parent, env).readFrom(sha256(content));
+        return parse(yaml, fileName, parent == null ? Path.of("") : parent, env).readFrom(TokenSource.sha256(content));
     }
 
-    /** SHA-256 of {@code bytes}. */
-    public static byte[] sha256(byte[] bytes) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(bytes);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required by the Java platform", e);
-        }
-    }
 
     /**
      * The file's bytes, but never more than {@code max} + 1 of them (more than {@code max} means

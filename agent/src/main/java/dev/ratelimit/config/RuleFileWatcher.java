@@ -75,7 +75,7 @@ public final class RuleFileWatcher {
         byte[] read = current.contentDigest();
         if (read == null) {
             byte[] content = watcher.content();
-            read = content == null ? null : ConfigLoader.sha256(content);
+            read = content == null ? null : TokenSource.sha256(content);
         }
         return read == null ? null : watcher.fingerprint(read);
     }
@@ -106,7 +106,7 @@ public final class RuleFileWatcher {
     /** One look at the files; public for tests that drive the watcher without its thread. */
     void poll() {
         byte[] content = content();
-        byte[] now = content == null ? null : fingerprint(ConfigLoader.sha256(content));
+        byte[] now = content == null ? null : fingerprint(TokenSource.sha256(content));
         if (now == null) {
             if (!reportedMissing) {
                 reportedMissing = true;
@@ -127,7 +127,7 @@ public final class RuleFileWatcher {
         pending = null;
         // The version loaded is the content read above, and what is compared from now on is
         // that content's digest: an edit saved while this one is read is seen at the next poll.
-        byte[] read = ConfigLoader.sha256(content);
+        byte[] read = TokenSource.sha256(content);
         try {
             RuleSet rules = ConfigLoader.load(file, content, env);
             tokenFiles = tokenFiles(rules);

@@ -58,6 +58,18 @@ class RuleFileWatcherTest {
                 + rules(limit).substring("version: 1\n".length());
     }
 
+    /** A watcher of {@code file}, not started, whose baseline is the version {@code loaded} came from. */
+    private static RuleFileWatcher watcher(Path file, java.util.function.Function<String, String> env, RuleSet loaded,
+            Events events) {
+        return new RuleFileWatcher(file, env, loaded, events, RuleFileWatcher.baseline(file, loaded));
+    }
+
+    private static void poll(RuleFileWatcher watcher, int times) {
+        for (int i = 0; i < times; i++) {
+            watcher.poll();
+        }
+    }
+
     /** What a watcher reported, in order: "loaded N" (the first rule's limit), "rejected", "missing". */
     private static final class Events implements RuleFileWatcher.Listener {
         final List<String> seen = new java.util.ArrayList<>();
@@ -90,7 +102,7 @@ class RuleFileWatcherTest {
         RuleSet loaded = ConfigLoader.load(file);
         Events events = new Events();
         boolean[] edited = {false};
-        RuleFileWatcher watcher = new RuleFileWatcher(file, name -> {
+        RuleFileWatcher watcher = watcher(file, name -> {
             if (!edited[0]) {
                 edited[0] = true;
                 try {
@@ -100,11 +112,9 @@ class RuleFileWatcherTest {
                 }
             }
             return "a-token-of-some-length-0123456789";
-        }, loaded, events, RuleFileWatcher.baseline(file, loaded));
+        }, loaded, events);
         Files.writeString(file, rulesWithToken("${env:TOKEN}", 2));
-        for (int i = 0; i < 6; i++) {
-            watcher.poll();
-        }
+        poll(watcher, 6);
         assertEquals(List.of("loaded 2", "loaded 3"), events.seen);
     }
 
@@ -119,16 +129,14 @@ class RuleFileWatcherTest {
         Files.writeString(file, rules(1));
         RuleSet loaded = ConfigLoader.load(file);
         Events events = new Events();
-        RuleFileWatcher watcher = new RuleFileWatcher(file, name -> null, loaded, events, RuleFileWatcher.baseline(file, loaded));
+        RuleFileWatcher watcher = watcher(file, name -> null, loaded, events);
         Files.writeString(file, rulesWithToken("${file:new-token.txt}", 4));
-        watcher.poll();
-        watcher.poll();
+        poll(watcher, 2);
         assertEquals(List.of("rejected"), events.seen);
-        watcher.poll();
+        poll(watcher, 1);
         assertEquals(List.of("rejected"), events.seen, "rejected once");
         Files.writeString(dir.resolve("new-token.txt"), "a-token-of-some-length-0123456789\n");
-        watcher.poll();
-        watcher.poll();
+        poll(watcher, 2);
         assertEquals(List.of("rejected", "loaded 4"), events.seen);
     }
 
@@ -145,9 +153,8 @@ class RuleFileWatcherTest {
         Files.writeString(file, rules(2));
         RuleSet loaded = ConfigLoader.load(file, content, name -> null);
         Events events = new Events();
-        RuleFileWatcher watcher = new RuleFileWatcher(file, name -> null, loaded, events, RuleFileWatcher.baseline(file, loaded));
-        watcher.poll();
-        watcher.poll();
+        RuleFileWatcher watcher = watcher(file, name -> null, loaded, events);
+        poll(watcher, 2);
         assertEquals(List.of("loaded 2"), events.seen);
     }
 }
