@@ -13,7 +13,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>A call inside the current window costs one volatile read of the state, a comparison with
  * the window's end, and the increment: no division (the window id is computed only when a window
- * ends).
+ * ends). The same comparison catches a wall clock stepped back by more than a window (an NTP
+ * step, a restored VM snapshot): a counter of a window that far ahead is replaced by one of the
+ * window holding now, so the key is not held to a window that ends hours away.
  *
  * <p>With a {@link AllowedTally}, the counters double as the rule's count of allowed calls: a
  * counter is opened in the tally before it is installed; the thread that replaces it seals it
@@ -23,11 +25,14 @@ import java.util.concurrent.atomic.AtomicReference;
 abstract class EpochWindowLimit implements LimitAlgorithm {
     final long limit;
     final long windowMillis;
+    /** Two windows: a counter whose end is further ahead of now than this is from a clock stepped back. */
+    private final long twoWindows;
     private final AllowedTally tally;
 
     EpochWindowLimit(long limit, long windowMillis, AllowedTally tally) {
         this.limit = limit;
         this.windowMillis = windowMillis;
+        this.twoWindows = 2 * windowMillis;
         this.tally = tally;
     }
 
@@ -48,10 +53,16 @@ abstract class EpochWindowLimit implements LimitAlgorithm {
 
     @Override
     public final long acquire(Object state) {
-        long now = CoarseClock.millis();
+        return acquireAt(state, CoarseClock.millis());
+    }
+
+    /** {@link #acquire} with the clock read at {@code now}; tests step the clock with it. */
+    final long acquireAt(Object state, long now) {
         WindowState current = (WindowState) state;
         WindowCounter counter = current.get();
-        if (now >= counter.end) {
+        // now >= end (the window is over), or now < end - 2 windows (the clock stepped back), in
+        // one unsigned comparison
+        if (Long.compareUnsigned(now - counter.end + twoWindows, twoWindows) >= 0) {
             counter = advance(current, counter, now);
         }
         long count = counter.incrementAndGet();
@@ -66,12 +77,13 @@ abstract class EpochWindowLimit implements LimitAlgorithm {
 
     /**
      * The counter of the window holding {@code now}, installing it if this is the window's first
-     * call. A counter from a later window (another thread read the clock a tick later, or the
-     * clock stepped back) is used as is.
+     * call. A counter of the next window (another thread read the clock a tick later, or the clock
+     * stepped back less than a window) is used as is; one further ahead, only a clock stepped back
+     * can have made, is replaced.
      */
     private WindowCounter advance(WindowState current, WindowCounter counter, long now) {
-        long id = now / windowMillis;
-        while (counter.id < id) {
+        long id = Math.floorDiv(now, windowMillis);
+        while (counter.id < id || counter.id > id + 1) {
             long previous = counter.id == id - 1 ? counter.count() : 0;
             WindowCounter next = new WindowCounter(id, previous, (id + 1) * windowMillis, 0);
             if (tally == null) {

@@ -12,6 +12,11 @@ for i = 1, #KEYS do
   local window = tonumber(ARGV[2 * i - 1])
   local interval = tonumber(ARGV[2 * i])
   local arrival = tonumber(redis.call('GET', KEYS[i])) or 0
+  if arrival - now > window then
+    -- further ahead than any allowed call leaves it: the server's clock stepped back. Start the
+    -- bucket full again rather than reject for as long as the step.
+    arrival = 0
+  end
   local nextArrival = math.max(arrival, now) + interval
   local ahead = nextArrival - now
   if ahead <= window then

@@ -162,19 +162,22 @@ class AllowedCountTest {
     void aCallThatIncrementsACounterSealedUnderItIsCountedByTheLimit() {
         // the state as a call finds it when another thread replaced and sealed its window's
         // counter between this call's read of the state and its increment
+        // (the clock is held in the middle of one window, so the counter stays the current one)
+        long window = 3_600_000;
+        long now = 1_700_000_000_000L / window * window + window / 2;
         AllowedTally tally = new AllowedTally(2);
-        FixedWindowLimit limit = new FixedWindowLimit(2, 3_600_000, tally);
-        WindowCounter counter = new WindowCounter(0, 0, Long.MAX_VALUE, 0);
+        FixedWindowLimit limit = new FixedWindowLimit(2, window, tally);
+        WindowCounter counter = new WindowCounter(now / window, 0, (now / window + 1) * window, 0);
         tally.open(counter);
         EpochWindowLimit.WindowState state = new EpochWindowLimit.WindowState(counter);
-        assertTrue(Outcome.isAllowed(limit.acquire(state)));
+        assertTrue(Outcome.isAllowed(limit.acquireAt(state, now)));
         assertEquals(1, tally.allowed());
         tally.retire(counter);
         assertEquals(1, tally.allowed());
         assertEquals(0, tally.openCounters());
-        assertTrue(Outcome.isAllowed(limit.acquire(state)), "the late call is the window's second: allowed");
+        assertTrue(Outcome.isAllowed(limit.acquireAt(state, now)), "the late call is the window's second: allowed");
         assertEquals(2, tally.allowed(), "and counted");
-        assertFalse(Outcome.isAllowed(limit.acquire(state)), "the third is over the limit");
+        assertFalse(Outcome.isAllowed(limit.acquireAt(state, now)), "the third is over the limit");
         assertEquals(2, tally.allowed());
     }
 

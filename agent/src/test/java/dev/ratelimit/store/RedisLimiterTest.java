@@ -209,6 +209,27 @@ class RedisLimiterTest {
         }
     }
 
+    /**
+     * The server's clock stepped back an hour: a token bucket's stored arrival time then lies an
+     * hour ahead of the server's now, which no allowed call can leave. It once rejected the key
+     * for the hour; the bucket now starts full again.
+     */
+    @Test
+    void aTokenBucketLeftFarAheadByAClockSteppedBackStartsFull() throws Exception {
+        RedisLimiter limiter = limiter(Algorithm.TOKEN_BUCKET, "    limit: 2\n    window: 1m");
+        String key = "rl:{r|stepped}:token-bucket:1m";
+        try (Jedis jedis = server.client()) {
+            List<String> time = jedis.time();
+            long nowMicros = Long.parseLong(time.get(0)) * 1_000_000L + Long.parseLong(time.get(1));
+            jedis.set(key, Long.toString(nowMicros + 3_600_000_000L));
+        }
+        assertEquals(1, Outcome.remaining(limiter.acquire("stepped")));
+        assertEquals(0, Outcome.remaining(limiter.acquire("stepped")));
+        long rejected = limiter.acquire("stepped");
+        assertFalse(Outcome.isAllowed(rejected));
+        assertTrue(Outcome.retryMillis(rejected) <= 60_000, "retry " + Outcome.retryMillis(rejected));
+    }
+
     @Test
     void aFlushedScriptIsLoadedAgain() throws Exception {
         RedisLimiter limiter = limiter(Algorithm.FIXED_WINDOW, "    limit: 5\n    window: 1h");
