@@ -183,7 +183,7 @@ public final class ConfigLoader {
 
     /** One line, at the problem's position, without SnakeYAML's source snippet. */
     private static ConfigError syntaxError(String fileName, MarkedYamlEngineException e) {
-        String problem = e.getProblem() == null ? "syntax error" : firstLine(e.getProblem());
+        String problem = e.getProblem() == null ? "syntax error" : withoutNames(firstLine(e.getProblem()));
         String context = firstLine(e.getContext());
         context = context.isEmpty() ? "" : context + ", ";
         Optional<Mark> mark = e.getProblemMark().or(e::getContextMark);
@@ -192,6 +192,21 @@ public final class ConfigLoader {
             return new ConfigError(fileName, 0, 0, message);
         }
         return new ConfigError(fileName, mark.get().getLine() + 1, mark.get().getColumn() + 1, message);
+    }
+
+    /**
+     * The parser's problem without the name it may end with: an undefined alias is a value that
+     * starts with {@code *} (a token can), and the parser names it whole.
+     */
+    private static String withoutNames(String problem) {
+        if (problem.startsWith("found undefined alias")) {
+            return "found undefined alias (a value starting with '*' must be quoted)";
+        }
+        if (problem.startsWith("found undefined tag handle") || problem.startsWith("duplicate tag handle")) {
+            return problem.substring(0, problem.indexOf(" handle") + " handle".length())
+                    + " (a value starting with '!' must be quoted)";
+        }
+        return problem;
     }
 
     private static String firstLine(String text) {

@@ -136,10 +136,17 @@ final class NodeReader {
         if (node instanceof ScalarNode && node.getTag().equals(Tag.STR)) {
             return "the text '" + ((ScalarNode) node).getValue() + "'";
         }
+        if (node instanceof ScalarNode && (node.getTag().equals(Tag.INT) || node.getTag().equals(Tag.FLOAT))) {
+            return "the number " + ((ScalarNode) node).getValue();
+        }
         return describe(node);
     }
 
-    /** How a node is named in messages: "a list", "a mapping", "nothing", "the number 3", "text". */
+    /**
+     * How a node is named in messages: "a list", "a mapping", "nothing", "a number", "text", "true".
+     * Never the text or the number itself: the node may be a token (a list of tokens written as one
+     * number, say), and tokens are never printed.
+     */
     static String describe(Node node) {
         if (node instanceof MappingNode) {
             return "a mapping";
@@ -153,7 +160,7 @@ final class NodeReader {
             return "nothing";
         }
         if (tag.equals(Tag.INT) || tag.equals(Tag.FLOAT)) {
-            return "the number " + value;
+            return "a number";
         }
         if (tag.equals(Tag.BOOL)) {
             return value;

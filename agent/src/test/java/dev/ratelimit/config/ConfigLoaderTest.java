@@ -531,9 +531,10 @@ class ConfigLoaderTest {
 
         assertError("version: 1\nrules: [a\n", 3, 1, "invalid YAML");
         assertError("version: 1\n\tbad: tab\n", 2, 1, "invalid YAML");
-        // a problem with an empty context once read "invalid YAML: , found undefined alias nope"
-        assertEquals(List.of("rules.yaml:2:8: invalid YAML: found undefined alias nope"),
-                errors("version: 1\nalias: *nope\n"));
+        // a problem with an empty context once read "invalid YAML: , found undefined alias nope";
+        // the alias's name is no longer repeated (a token can start with '*')
+        assertEquals(List.of("rules.yaml:2:8: invalid YAML: found undefined alias (a value starting with '*' must be"
+                + " quoted)"), errors("version: 1\nalias: *nope\n"));
     }
 
     @Test
@@ -604,6 +605,25 @@ class ConfigLoaderTest {
             assertFalse(error.contains(ENV_TOKEN), error);
             assertFalse(error.contains("shortSecret1"), error);
         }
+    }
+
+    /**
+     * A token written where YAML reads something else: an unquoted value starting with '*' is an
+     * alias, which the parser named in its message; one that is all digits is a number, which a
+     * type error named. Both once printed the token.
+     */
+    @Test
+    void aTokenYamlReadsAsSomethingElseIsNotPrinted() {
+        String alias = "Zx9SecretTokenValue42";
+        assertError("version: 1\nexempt:\n  header: X-T\n  tokens:\n    - *" + alias + "\n", 5, 7,
+                "found undefined alias (a value starting with '*' must be quoted)");
+        assertFalse(errors("version: 1\nexempt:\n  header: X-T\n  tokens:\n    - *" + alias + "\n").get(0)
+                .contains(alias));
+        String digits = "8734982374982374";
+        List<String> numberErrors = errors("version: 1\nexempt:\n  header: X-T\n  tokens: " + digits + "\n");
+        assertEquals(List.of("rules.yaml:4:11: exempt.tokens must be a list, not a number"), numberErrors);
+        List<String> tagErrors = errors("version: 1\nexempt:\n  header: X-T\n  tokens:\n    - !Secret!Tag42\n");
+        assertFalse(tagErrors.toString().contains("Secret"), tagErrors.toString());
     }
 
     @Test
