@@ -16,7 +16,8 @@ import java.util.Set;
  * Reads {@code prop.prop} from an argument: each step is a getter ({@code getProp()} or
  * {@code isProp()}), an accessor of that name (records: {@code prop()}), or a field, looked up
  * once per class and cached in a {@link ClassValue}. A {@code null} along the way reads as
- * {@code null}.
+ * {@code null}. A class without the property is cached too: each call then fails at once (the
+ * agent lets it through and counts it), without a reflective search of the class per call.
  */
 final class PropertyPath {
     private static final PropertyPath EMPTY = new PropertyPath(new Step[0]);
@@ -49,15 +50,25 @@ final class PropertyPath {
         return value;
     }
 
-    private static final class Step extends ClassValue<AccessibleObject> {
+    /** Steps, for tests: how many classes each has been looked up in. */
+    Step step(int index) {
+        return steps[index];
+    }
+
+    static final class Step extends ClassValue<Object> {
         private final String name;
+        /** How many classes this step has been looked up in (a plain count, for tests). */
+        int lookups;
 
         Step(String name) {
             this.name = name;
         }
 
         Object read(Object target) {
-            AccessibleObject accessor = get(target.getClass());
+            Object accessor = get(target.getClass());
+            if (accessor instanceof String) {
+                throw new IllegalStateException((String) accessor);
+            }
             try {
                 if (accessor instanceof Method) {
                     return ((Method) accessor).invoke(target);
@@ -72,8 +83,18 @@ final class PropertyPath {
             }
         }
 
+        /** The accessor of the property on {@code type}, or the message saying why there is none. */
         @Override
-        protected AccessibleObject computeValue(Class<?> type) {
+        protected Object computeValue(Class<?> type) {
+            lookups++;
+            try {
+                return accessor(type);
+            } catch (IllegalStateException missing) {
+                return missing.getMessage();
+            }
+        }
+
+        private AccessibleObject accessor(Class<?> type) {
             String capitalized = Character.toUpperCase(name.charAt(0)) + name.substring(1);
             for (String candidate : new String[] {"get" + capitalized, "is" + capitalized, name}) {
                 Method method = findMethod(type, candidate);

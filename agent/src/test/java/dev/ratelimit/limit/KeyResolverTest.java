@@ -109,4 +109,16 @@ class KeyResolverTest {
     void aMissingPropertyIsAnErrorTheBridgeCountsNotASilentKey() {
         assertThrows(IllegalStateException.class, () -> key("arg0.nope", new User()));
     }
+
+    /** Each call of a method keyed on a property its argument lacks once searched the class again. */
+    @Test
+    void aMissingPropertyIsLookedUpOncePerClass() {
+        PropertyPath path = PropertyPath.of(java.util.List.of("nope"));
+        for (int i = 0; i < 5; i++) {
+            IllegalStateException missing = assertThrows(IllegalStateException.class, () -> path.read(new User()));
+            assertTrue(missing.getMessage().contains("no property 'nope'"), missing.getMessage());
+        }
+        assertEquals(1, path.step(0).lookups);
+        assertEquals("ann", PropertyPath.of(java.util.List.of("name")).read(new User()));
+    }
 }
