@@ -21,8 +21,11 @@ import java.util.List;
  * kept, since servlet paths are case-sensitive. Invalid escapes such as {@code %zz} stay literal;
  * bytes that are not valid UTF-8 become U+FFFD.
  *
- * <p>Work is bounded: only the first {@value #MAX_CHARS} characters of the URI are read, so a longer
- * URI gives the normalised form of its prefix. Never throws.
+ * <p>The whole URI is read (once, in linear time), and the normalised path kept is bounded: its
+ * first {@value #MAX_CHARS} characters, with the segments past them only counted, so that a
+ * {@code ..} further on still removes the right one. A URI padded with thousands of {@code /} or
+ * {@code ./} before {@code /admin} is {@code /admin}, as the container resolves it; reading only a
+ * prefix of it once made it {@code /}, and let it past a rule for {@code /admin}. Never throws.
  */
 public final class RequestPath {
 
@@ -107,11 +110,11 @@ public final class RequestPath {
 
     /** The decoded, resolved segments of {@code raw}. */
     private static List<String> segments(String raw) {
-        List<String> segments = new ArrayList<>();
+        Segments segments = new Segments();
         if (raw == null) {
-            return segments;
+            return segments.kept;
         }
-        int end = Math.min(raw.length(), MAX_CHARS);
+        int end = raw.length();
         for (int i = 0; i < end; i++) {
             char c = raw.charAt(i);
             if (c == '?' || c == '#') {
@@ -135,30 +138,48 @@ public final class RequestPath {
             int pieceStart = 0;
             for (int i = 0; i <= decoded.length(); i++) {
                 if (i == decoded.length() || isSeparator(decoded.charAt(i))) {
-                    add(segments, decoded.substring(pieceStart, i));
+                    segments.add(decoded.substring(pieceStart, i));
                     pieceStart = i + 1;
                 }
             }
             start = separator + 1;
         }
-        return segments;
+        return segments.kept;
     }
 
     private static boolean isSeparator(char c) {
         return c == '/' || c == '\\';
     }
 
-    private static void add(List<String> segments, String segment) {
-        if (segment.isEmpty() || segment.equals(".")) {
-            return;
-        }
-        if (segment.equals("..")) {
-            if (!segments.isEmpty()) {
-                segments.remove(segments.size() - 1);
+    /**
+     * Resolved segments, the first ones up to about {@link #MAX_CHARS} characters kept, those after
+     * them only counted.
+     */
+    private static final class Segments {
+        final List<String> kept = new ArrayList<>();
+        private int keptChars;
+        /** Segments past the kept ones: a {@code ..} removes one of these first. */
+        private int beyond;
+
+        void add(String segment) {
+            if (segment.isEmpty() || segment.equals(".")) {
+                return;
             }
-            return;
+            if (segment.equals("..")) {
+                if (beyond > 0) {
+                    beyond--;
+                } else if (!kept.isEmpty()) {
+                    keptChars -= kept.remove(kept.size() - 1).length() + 1;
+                }
+                return;
+            }
+            if (beyond > 0 || keptChars > MAX_CHARS) {
+                beyond++;
+                return;
+            }
+            kept.add(segment);
+            keptChars += segment.length() + 1;
         }
-        segments.add(segment);
     }
 
     /** {@code raw[from, to)} with each valid {@code %XX} decoded once; runs of escapes are read as UTF-8. */

@@ -176,7 +176,22 @@ class RequestPathTest {
         assertTrue(path(encoded).startsWith("/AAA"));
 
         String dots = "/x" + "/..".repeat(50_000) + "/internal";
-        assertEquals("/", path(dots), "only the first MAX_CHARS characters are read");
+        assertEquals("/internal", path(dots), "the whole URI is read, as the container resolves it");
+    }
+
+    /**
+     * Padding before the path that matters, as long as the container lets through: the path is
+     * what the container serves. Only the first 8192 characters were once read, so these were
+     * {@code /}, and passed a rule for {@code /admin/export}.
+     */
+    @Test
+    void paddingBeforeThePathDoesNotHideIt() {
+        assertEquals("/admin/export", path("/" + "/".repeat(8_300) + "admin/export"));
+        assertEquals("/admin/export", path("/" + "./".repeat(5_000) + "admin/export"));
+        assertEquals("/admin/export", path("/" + "%2F".repeat(5_000) + "admin/export"));
+        assertEquals("/admin/export", path("/a/" + "b/".repeat(9_000) + "../".repeat(9_000) + "../admin/export"));
+        String deep = path("/" + "s/".repeat(20_000) + "end");
+        assertTrue(deep.length() <= RequestPath.MAX_CHARS && deep.startsWith("/s/s/"), "kept bounded");
     }
 
     @Test
