@@ -56,8 +56,9 @@ public final class JmxRegistry {
             return false;
         }
         this.server = server;
-        register(agentName(), new StandardMBean(agent, AgentMBean.class, false));
+        // the rules' MBeans first: whoever sees the agent's MBean finds every rule's there too
         sync(names.get());
+        register(agentName(), new StandardMBean(agent, AgentMBean.class, false));
         return true;
     }
 
