@@ -139,7 +139,10 @@ public final class RedisStore implements AutoCloseable {
             try {
                 reply = (List<Long>) jedis.evalsha(script.sha, keys, args);
             } catch (JedisNoScriptException notLoaded) {
+                // two more round trips (a restarted or flushed server), within the same deadline
+                jedis.getConnection().setSoTimeout(millisLeft(deadline));
                 jedis.scriptLoad(script.text);
+                jedis.getConnection().setSoTimeout(millisLeft(deadline));
                 reply = (List<Long>) jedis.evalsha(script.sha, keys, args);
             }
             timeoutsInARow.set(0);
@@ -165,6 +168,16 @@ public final class RedisStore implements AutoCloseable {
             // the server answered with an error, or the pool had no connection in time
             throw failed(e.getMessage() != null && e.getMessage().startsWith("OOM") ? "out of memory" : "error", e);
         }
+    }
+
+    /** Milliseconds to the deadline, at least one; none left is a timeout of this call. */
+    private int millisLeft(long deadline) {
+        long left = (deadline - System.nanoTime()) / 1_000_000L;
+        if (left < 1) {
+            throw new JedisConnectionException("the timeout passed while the script was loaded",
+                    new SocketTimeoutException("no time left"));
+        }
+        return (int) Math.min(Integer.MAX_VALUE, left);
     }
 
     /** A failure of one call that is not an outage: counted, and logged at most once a minute per kind. */
