@@ -45,6 +45,17 @@ public final class HttpRequests implements HttpGate {
     @Override
     public Object enter(Object request, Object response) {
         Object serving = RequestContext.current();
+        try {
+            return enter(serving, request, response);
+        } catch (Throwable t) {
+            // the bridge lets the call through and no exit advice runs for it: leave the thread
+            // serving what it served, not a request half entered
+            RequestContext.set(serving);
+            throw t;
+        }
+    }
+
+    private Object enter(Object serving, Object request, Object response) {
         if (serving instanceof RequestFacts && ((RequestFacts) serving).isFor(request)) {
             // an entry point inside one this request has passed (the next filter, the servlet):
             // the same request object, on the same thread, its facts still in the context
@@ -66,15 +77,15 @@ public final class HttpRequests implements HttpGate {
                 // A later dispatch of a request counted already (async, error), on a thread
                 // serving nothing else: not counted again, but method rules called in it see the
                 // request (its client, its token), and their rejections become a 429 at its exit
-                RequestContext.set(seen);
                 ((RequestFacts) seen).enteredWith(request);
+                RequestContext.set(seen);
                 return seen;
             }
             return null;
         }
         HttpRules current = rules.get();
         TokenVerifier.Verdict verdict = current.verdict(api, request);
-        RequestFacts facts = new RequestFacts(api, request, current.clients(), verdict == TokenVerifier.Verdict.VALID);
+        RequestFacts facts = new RequestFacts(api, request, current.clients(), verdict, current.exemptHeader());
         // the facts mark the request as seen, for the dispatches to come
         api.setAttribute(request, SEEN, facts);
         if (!current.isEmpty() && decide(current, api, request, response, facts, verdict)) {
@@ -129,7 +140,13 @@ public final class HttpRequests implements HttpGate {
                 }
                 return false;
             }
-            reject(api, response, policies, String.join(", ", rejectedStates), violated, retryMillis);
+            try {
+                reject(api, response, policies, String.join(", ", rejectedStates), violated, retryMillis);
+            } catch (Throwable writeFailed) {
+                // the decision stands: the call was counted as rejected, and the application must
+                // not run because the 429 could not be written (the client went away, say)
+                RateLimitBridge.agentError("writing a 429 (the request was still rejected)", writeFailed);
+            }
             return true;
         }
         if (policies != null) {

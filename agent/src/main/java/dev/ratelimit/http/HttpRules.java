@@ -43,6 +43,11 @@ public final class HttpRules {
         this.byName = byName;
     }
 
+    /** The header that carries internal tokens, or null when there is none. */
+    String exemptHeader() {
+        return exemptHeader;
+    }
+
     ClientAddressResolver clients() {
         return clients;
     }

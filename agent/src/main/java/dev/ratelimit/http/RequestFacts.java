@@ -1,6 +1,8 @@
 package dev.ratelimit.http;
 
+import dev.ratelimit.config.TokenSource;
 import dev.ratelimit.limit.RequestKeys;
+import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.List;
 
@@ -14,6 +16,9 @@ final class RequestFacts implements RequestKeys {
     private final Object request;
     private final ClientAddressResolver clients;
     private final boolean exempt;
+    private final boolean forged;
+    /** The header that carries internal tokens: a key read from it is hashed (see {@link #header}). */
+    private final String tokenHeader;
     private String clientIp;
     /**
      * The request as the innermost entry point of the application saw it: a filter's wrapper
@@ -21,11 +26,14 @@ final class RequestFacts implements RequestKeys {
      */
     private volatile Object innermost;
 
-    RequestFacts(ServletApi api, Object request, ClientAddressResolver clients, boolean exempt) {
+    RequestFacts(ServletApi api, Object request, ClientAddressResolver clients, TokenVerifier.Verdict verdict,
+            String tokenHeader) {
+        this.tokenHeader = tokenHeader;
         this.api = api;
         this.request = request;
         this.clients = clients;
-        this.exempt = exempt;
+        this.exempt = verdict == TokenVerifier.Verdict.VALID;
+        this.forged = verdict == TokenVerifier.Verdict.FORGED;
         this.innermost = request;
     }
 
@@ -63,7 +71,22 @@ final class RequestFacts implements RequestKeys {
 
     @Override
     public String header(String name) {
-        return api.header(request, name);
+        String value = api.header(request, name);
+        if (value != null && tokenHeader != null && tokenHeader.equalsIgnoreCase(name)) {
+            // a rule keyed on the token header counts per token, but keys are kept in the clear
+            // (in memory, in Redis): key on the token's digest, never on the token
+            return "sha256:" + hex(TokenSource.sha256(value.getBytes(StandardCharsets.UTF_8)));
+        }
+        return value;
+    }
+
+    private static String hex(byte[] bytes) {
+        char[] out = new char[bytes.length * 2];
+        for (int i = 0; i < bytes.length; i++) {
+            out[2 * i] = Character.forDigit((bytes[i] >> 4) & 0xf, 16);
+            out[2 * i + 1] = Character.forDigit(bytes[i] & 0xf, 16);
+        }
+        return new String(out);
     }
 
     @Override
@@ -74,5 +97,10 @@ final class RequestFacts implements RequestKeys {
     @Override
     public boolean exempt() {
         return exempt;
+    }
+
+    @Override
+    public boolean forged() {
+        return forged;
     }
 }

@@ -14,4 +14,9 @@ public interface RequestKeys {
 
     /** Whether the request carried a valid internal token. */
     boolean exempt();
+
+    /** Whether the request carried the token header with a value that is not a token (forged). */
+    default boolean forged() {
+        return false;
+    }
 }

@@ -18,7 +18,8 @@ import java.util.Map;
  */
 final class FakeServlet {
     final String namespace;
-    final Map<String, List<String>> requestHeaders = new LinkedHashMap<>();
+    /** Header names are case-insensitive, as in every container. */
+    final Map<String, List<String>> requestHeaders = new java.util.TreeMap<>(String.CASE_INSENSITIVE_ORDER);
     final Map<String, Object> attributes;
     final Map<String, String> responseHeaders = new LinkedHashMap<>();
     final ByteArrayOutputStream body = new ByteArrayOutputStream();
@@ -29,6 +30,8 @@ final class FakeServlet {
     String principal;
     String dispatcherType = "REQUEST";
     boolean committed;
+    /** The client went away: writing the response fails. */
+    boolean clientGone;
     int status = 200;
     /** How many calls the request object has answered. */
     int requestCalls;
@@ -90,7 +93,11 @@ final class FakeServlet {
                 case "setHeader": responseHeaders.put((String) args[0], (String) args[1]); return null;
                 case "setContentType": responseHeaders.put("Content-Type", (String) args[0]); return null;
                 case "setContentLength": return null;
-                case "getOutputStream": return out;
+                case "getOutputStream":
+                    if (clientGone) {
+                        throw new java.io.IOException("Connection reset by peer");
+                    }
+                    return out;
                 default: throw new UnsupportedOperationException(m.getName());
             }
         });

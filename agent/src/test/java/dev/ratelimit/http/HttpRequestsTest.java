@@ -2,6 +2,7 @@ package dev.ratelimit.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -104,6 +105,47 @@ class HttpRequestsTest {
         }
         assertEquals(5, api.metrics().exempted());
         assertEquals(2, api.metrics().allowed());
+    }
+
+    /**
+     * The request was counted as rejected; writing the 429 then fails (the client reset the
+     * connection). The application must still not run: it once did, on a response already reset,
+     * and a client could pass any limit by resetting its connections.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aRejectionThatCannotBeWrittenStillSkipsTheApplication(String namespace) throws Exception {
+        serve(new FakeServlet(namespace));
+        serve(new FakeServlet(namespace));
+        FakeServlet gone = new FakeServlet(namespace);
+        gone.clientGone = true;
+        long errors = RateLimitBridge.agentErrors();
+        assertSame(RateLimitBridge.REJECTED, gate.enter(gone.request, gone.response));
+        assertEquals(1, rules.get("api").metrics().rejected());
+        assertEquals(errors + 1, RateLimitBridge.agentErrors(), "the failed write is counted");
+        assertNull(RequestContext.current());
+    }
+
+    /**
+     * A rule may key on the token header (to count each internal caller apart, with exempt:
+     * false). Keys are kept in the clear, in memory and in Redis: such a key is the token's
+     * SHA-256, never the token. It once was the token itself.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aKeyReadFromTheTokenHeaderIsTheTokensDigest(String namespace) throws Exception {
+        FakeServlet servlet = new FakeServlet(namespace).header("X-Internal-Token", TOKEN).header("X-Tenant", "acme");
+        Object facts = gate.enter(servlet.request, servlet.response);
+        RequestKeys keys = (RequestKeys) facts;
+        String key = keys.header("X-Internal-Token");
+        assertTrue(key.startsWith("sha256:") && key.length() == "sha256:".length() + 64, key);
+        assertFalse(key.contains(TOKEN));
+        assertEquals(key, keys.header("x-internal-token"), "header names are case-insensitive");
+        assertEquals("acme", keys.header("X-Tenant"));
+        FakeServlet other = new FakeServlet(namespace).header("X-Internal-Token", "forged-token-value-1234");
+        RequestContext.set(null);
+        RequestKeys otherKeys = (RequestKeys) gate.enter(other.request, other.response);
+        assertNotEquals(key, otherKeys.header("X-Internal-Token"), "each token its own key");
     }
 
     @ParameterizedTest
