@@ -11,7 +11,8 @@ public interface MethodGate {
      *
      * @param site the id the method was given when it was instrumented
      * @param arguments the call's arguments, or {@code null} when no rule of the site reads them
-     * @return {@code null} to let the call proceed; a {@link RuntimeException} to throw instead of
+     * @return {@code null} to let the call proceed; a {@link CallScope} to let it proceed and be
+     *     told when it ends; a {@link RuntimeException} to throw instead of
      *     running the method; or {@link RateLimitBridge#RETURN_DEFAULT} to return the method's
      *     type default instead of running it
      */

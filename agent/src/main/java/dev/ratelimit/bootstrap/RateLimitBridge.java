@@ -71,7 +71,11 @@ public final class RateLimitBridge {
     private RateLimitBridge() {
     }
 
-    /** Called by method enter advice; {@code null} means proceed. */
+    /**
+     * Called by method enter advice: {@code null} or a {@link CallScope} means proceed (the advice
+     * keeps the scope and hands it to {@link #exitMethod} when the call ends); anything else is a
+     * rejection (see {@link MethodGate#enter}).
+     */
     public static Object enterMethod(int site, Object[] arguments) {
         MethodGate gate = methodGate;
         if (gate == null) {
@@ -82,6 +86,18 @@ public final class RateLimitBridge {
         } catch (Throwable t) {
             agentError("limiting a method call", t);
             return null;
+        }
+    }
+
+    /**
+     * Called by method exit advice with what {@link #enterMethod} returned when it was a
+     * {@link CallScope}: the call has ended, on return or on a throw.
+     */
+    public static void exitMethod(Object scope) {
+        try {
+            ((CallScope) scope).close();
+        } catch (Throwable t) {
+            agentError("ending a method call", t);
         }
     }
 

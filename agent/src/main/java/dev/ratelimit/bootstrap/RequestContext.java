@@ -1,27 +1,41 @@
 package dev.ratelimit.bootstrap;
 
 /**
- * The facts of the servlet request the current thread is serving (client key, token verdict),
- * so method rules and {@code @RateLimited} methods called while serving it can key on them and
- * honour its exemption. The value is the runtime's own object; the bridge only carries it.
+ * What the agent keeps per thread: the facts of the servlet request the thread is serving (client
+ * key, token verdict), so method rules and {@code @RateLimited} methods called while serving it
+ * can key on them and honour its exemption; and the limited calls the thread is inside (see
+ * {@code MethodSites}). The values are the runtime's own objects; the bridge only carries them,
+ * in one thread-local, so a limited call looks up the thread's state once.
  */
 public final class RequestContext {
-    private static final ThreadLocal<Object> CURRENT = new ThreadLocal<>();
+    private static final ThreadLocal<Slot> CURRENT = ThreadLocal.withInitial(Slot::new);
 
     private RequestContext() {
     }
 
     /** The current request's facts, or {@code null} outside a request. */
     public static Object current() {
+        return CURRENT.get().request;
+    }
+
+    /** Sets (or with {@code null} clears) the current request's facts. */
+    public static void set(Object facts) {
+        CURRENT.get().request = facts;
+    }
+
+    /** This thread's state, for a caller that reads more than the request. */
+    public static Slot slot() {
         return CURRENT.get();
     }
 
-    /**
-     * Sets (or with {@code null} clears) the current request's facts. Clearing keeps the thread's
-     * entry with a null value rather than removing it: a pooled thread sets it again for its next
-     * request, and a removal costs a search of the thread's map each time.
-     */
-    public static void set(Object facts) {
-        CURRENT.set(facts);
+    /** One thread's state; only that thread reads or writes it. */
+    public static final class Slot {
+        /** The facts of the request being served, or {@code null}. */
+        public Object request;
+        /** The runtime's record of the limited calls the thread is inside, or {@code null}. */
+        public Object calls;
+
+        Slot() {
+        }
     }
 }

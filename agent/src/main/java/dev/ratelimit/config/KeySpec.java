@@ -74,6 +74,17 @@ public final class KeySpec {
         return has(parts, KeyPart.Kind.ARGUMENT);
     }
 
+    /** How many parameters a method needs for every argument the key names: the highest index plus one. */
+    public int argumentsNeeded() {
+        int needed = 0;
+        for (KeyPart part : parts) {
+            if (part.kind() == KeyPart.Kind.ARGUMENT) {
+                needed = Math.max(needed, part.argumentIndex() + 1);
+            }
+        }
+        return needed;
+    }
+
     /** True when some part reads the current HTTP request: client-ip, principal or a header. */
     public boolean usesRequest() {
         return has(parts, KeyPart.Kind.CLIENT_IP) || has(parts, KeyPart.Kind.PRINCIPAL)

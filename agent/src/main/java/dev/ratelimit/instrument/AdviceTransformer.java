@@ -179,7 +179,7 @@ final class AdviceTransformer implements ClassFileTransformer {
             }
             DynamicType.Builder<?> builder = byteBuddy.decorate(type, locator);
             if (limited) {
-                builder = methods.transform(builder, type, loader);
+                builder = methods.transform(builder, type, loader, classFile);
             }
             if (servlet) {
                 builder = servlets.transform(builder, type, loader);

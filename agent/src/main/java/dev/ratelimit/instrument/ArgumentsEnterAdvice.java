@@ -1,5 +1,6 @@
 package dev.ratelimit.instrument;
 
+import dev.ratelimit.bootstrap.CallScope;
 import dev.ratelimit.bootstrap.RateLimitBridge;
 import net.bytebuddy.asm.Advice;
 
@@ -9,7 +10,13 @@ final class ArgumentsEnterAdvice {
     }
 
     @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class, suppress = Throwable.class)
-    static Object enter(@SiteId int site, @Advice.AllArguments Object[] arguments) {
-        return RateLimitBridge.enterMethod(site, arguments);
+    static Object enter(@SiteId int site, @Advice.AllArguments Object[] arguments,
+            @Advice.Local(MethodEnterAdvice.SCOPE) Object scope) {
+        Object entered = RateLimitBridge.enterMethod(site, arguments);
+        if (entered instanceof CallScope) {
+            scope = entered;
+            return null;
+        }
+        return entered;
     }
 }

@@ -2,7 +2,9 @@ package dev.ratelimit.instrument;
 
 import dev.ratelimit.bootstrap.RateLimitBridge;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.annotation.AnnotationDescription;
 import net.bytebuddy.description.method.MethodDescription;
@@ -11,8 +13,12 @@ import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.dynamic.DynamicType;
 import net.bytebuddy.implementation.bytecode.assign.Assigner;
 import net.bytebuddy.implementation.bytecode.constant.IntegerConstant;
+import net.bytebuddy.jar.asm.ClassReader;
+import net.bytebuddy.jar.asm.ClassVisitor;
+import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.matcher.ElementMatcher;
 import net.bytebuddy.pool.TypePool;
+import net.bytebuddy.utility.OpenedClassReader;
 
 /**
  * Inlines the limit check into methods named by a rule's {@code match: method} pattern and into
@@ -118,9 +124,11 @@ final class LimitedMethodTransformer {
      * Adds the advice to {@code builder} for {@code type}, defined by {@code loader}. The builder
      * must be made on this thread, and {@link #endWeave} called after.
      */
-    DynamicType.Builder<?> transform(DynamicType.Builder<?> builder, TypeDescription type, ClassLoader loader) {
+    DynamicType.Builder<?> transform(DynamicType.Builder<?> builder, TypeDescription type, ClassLoader loader,
+            byte[] classFile) {
         RuleBook book = rules.current();
         Map<String, int[]> limited = new HashMap<>();
+        Set<String> callingThemselves = null;
         for (MethodDescription.InDefinedShape method : type.getDeclaredMethods()) {
             AnnotationDescription annotation = rateLimited(method);
             if (annotation == null && !book.namesMethod(type.getName(), method.getName())) {
@@ -132,11 +140,44 @@ final class LimitedMethodTransformer {
             MethodSite.AnnotationValues values = annotation == null ? null : values(annotation);
             boolean passesArguments = !method.getParameters().isEmpty()
                     && usesArguments(book, type, method, values);
+            if (callingThemselves == null) {
+                callingThemselves = callingThemselves(classFile);
+            }
             int site = sites.register(loader, type.getName(), method.getName(), method.getDescriptor(),
-                    simpleName(type), passesArguments, values);
+                    simpleName(type), method.getParameters().size(), passesArguments,
+                    callingThemselves.contains(key(method)), values);
             limited.put(key(method), new int[] {site, kind(passesArguments, method)});
         }
         return weave(builder, limited);
+    }
+
+    /**
+     * The methods of a class file ({@code name + descriptor}) whose code calls a method of the same
+     * name and descriptor, on any owner: a method that may call itself, directly or through an
+     * override. A rule bound to one only of those still nests (see {@link MethodSites}).
+     */
+    static Set<String> callingThemselves(byte[] classFile) {
+        Set<String> found = new HashSet<>();
+        OpenedClassReader.of(classFile).accept(new ClassVisitor(OpenedClassReader.ASM_API) {
+            @Override
+            public MethodVisitor visitMethod(int access, String name, String descriptor, String signature,
+                    String[] exceptions) {
+                if (name.startsWith("<")) {
+                    return null; // constructors and initialisers are never limited
+                }
+                String self = name + descriptor;
+                return new MethodVisitor(OpenedClassReader.ASM_API) {
+                    @Override
+                    public void visitMethodInsn(int opcode, String owner, String calledName, String calledDescriptor,
+                            boolean isInterface) {
+                        if (calledName.equals(name) && calledDescriptor.equals(descriptor)) {
+                            found.add(self);
+                        }
+                    }
+                };
+            }
+        }, ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
+        return found;
     }
 
     /** Visits each method of {@code limited} with its advice, and records them for the make. */
@@ -232,7 +273,8 @@ final class LimitedMethodTransformer {
 
     private static boolean usesArguments(RuleBook book, TypeDescription type, MethodDescription method,
             MethodSite.AnnotationValues values) {
-        MethodSite probe = new MethodSite(-1, type.getName(), method.getName(), simpleName(type), false, values);
+        MethodSite probe = new MethodSite(-1, type.getName(), method.getName(), simpleName(type),
+                method.getParameters().size(), false, false, values);
         return book.needsArguments(probe);
     }
 

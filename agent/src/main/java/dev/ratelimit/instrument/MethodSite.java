@@ -13,23 +13,30 @@ final class MethodSite {
     /** {@code SimpleClassName#method}: the rule name an annotation without a value refers to. */
     final String defaultRuleName;
     final boolean passesArguments;
+    /** How many parameters the method takes. */
+    final int parameterCount;
+    /** Whether the method's code calls a method of its own name and descriptor (it may recurse). */
+    final boolean callsItself;
     /** Null when the method is not annotated. */
     final AnnotationValues annotation;
 
-    MethodSite(int id, String className, String methodName, String simpleClassName, boolean passesArguments,
-            AnnotationValues annotation) {
+    MethodSite(int id, String className, String methodName, String simpleClassName, int parameterCount,
+            boolean passesArguments, boolean callsItself, AnnotationValues annotation) {
         this.id = id;
         this.className = className;
         this.methodName = methodName;
         this.simpleClassName = simpleClassName;
         this.defaultRuleName = simpleClassName + '#' + methodName;
+        this.parameterCount = parameterCount;
         this.passesArguments = passesArguments;
+        this.callsItself = callsItself;
         this.annotation = annotation;
     }
 
     /** The same method as if instrumented to pass its arguments. */
     MethodSite withArguments() {
-        return new MethodSite(id, className, methodName, simpleClassName, true, annotation);
+        return new MethodSite(id, className, methodName, simpleClassName, parameterCount, true, callsItself,
+                annotation);
     }
 
     @Override

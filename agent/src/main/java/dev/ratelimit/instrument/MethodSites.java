@@ -1,6 +1,7 @@
 package dev.ratelimit.instrument;
 
 import dev.ratelimit.RateLimitExceededException;
+import dev.ratelimit.bootstrap.CallScope;
 import dev.ratelimit.bootstrap.MethodGate;
 import dev.ratelimit.bootstrap.RateLimitBridge;
 import dev.ratelimit.bootstrap.RequestContext;
@@ -20,6 +21,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Sites get ids at transform time; advice passes the id as a constant. The hot path is one
  * volatile array read and the rules' decisions. Bindings are recomputed for every site when the
  * rules change, so no advice needs to change with them.
+ *
+ * <p>A call made from inside a limited call under the same rule (an overload delegating to
+ * another, {@code super.send()} under {@code *#send}, a method calling itself) is part of the call
+ * that was counted, and is not counted again. Keeping track costs a thread-local lookup per call,
+ * so it is done only for rules that can nest: a rule bound to two or more methods, or to a method
+ * whose code calls a method of its own name and descriptor. For those, {@link #enter} returns a
+ * {@link CallScope} the exit advice closes.
  */
 final class MethodSites implements MethodGate {
     private static final ActiveRule[] NONE = new ActiveRule[0];
@@ -39,7 +47,7 @@ final class MethodSites implements MethodGate {
      * class loader, transformed again, keeps its id.
      */
     int register(ClassLoader loader, String className, String methodName, String descriptor, String simpleClassName,
-            boolean passesArguments, MethodSite.AnnotationValues annotation) {
+            int parameterCount, boolean passesArguments, boolean callsItself, MethodSite.AnnotationValues annotation) {
         String identity = System.identityHashCode(loader) + "/" + className + '#' + methodName + descriptor
                 + (passesArguments ? "+args" : "");
         MethodSite known = byIdentity.get(identity);
@@ -52,11 +60,13 @@ final class MethodSites implements MethodGate {
                 return known.id;
             }
             int id = sites.length;
-            MethodSite site = new MethodSite(id, className, methodName, simpleClassName, passesArguments, annotation);
+            MethodSite site = new MethodSite(id, className, methodName, simpleClassName, parameterCount,
+                    passesArguments, callsItself, annotation);
             MethodSite[] grownSites = Arrays.copyOf(sites, id + 1);
             grownSites[id] = site;
             ActiveRule[][] grownBindings = Arrays.copyOf(bindings, id + 1);
             grownBindings[id] = rules.rulesFor(site);
+            markNesting(grownSites, grownBindings, id);
             sites = grownSites;
             bindings = grownBindings;
             byIdentity.put(identity, site);
@@ -73,7 +83,56 @@ final class MethodSites implements MethodGate {
             for (int i = 0; i < current.length; i++) {
                 rebound[i] = newRules.rulesFor(current[i]);
             }
+            for (int i = 0; i < current.length; i++) {
+                markNesting(current, rebound, i);
+            }
             bindings = rebound;
+        }
+    }
+
+    /**
+     * Marks whether each rule of site {@code at} can nest: it does if the site calls itself or
+     * another site is bound to the rule too. Runs before the bindings are published, so a call
+     * that sees them sees the marks; a site registered later can only turn a mark on.
+     */
+    private static void markNesting(MethodSite[] sites, ActiveRule[][] bindings, int at) {
+        for (ActiveRule rule : bindings[at]) {
+            boolean nests = sites[at].callsItself;
+            for (int other = 0; other < sites.length && !nests; other++) {
+                if (other != at && contains(bindings[other], rule)) {
+                    nests = true;
+                }
+            }
+            if (nests != rule.nests()) {
+                rule.nests(nests);
+            }
+        }
+    }
+
+    private static boolean contains(ActiveRule[] rules, ActiveRule rule) {
+        for (ActiveRule candidate : rules) {
+            if (candidate == rule) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The thread's call stack, kept in its slot of the bridge's thread-local (made on first use). */
+    private static CallStack stackOf(RequestContext.Slot slot) {
+        Object calls = slot.calls;
+        if (calls instanceof CallStack) {
+            return (CallStack) calls;
+        }
+        CallStack stack = new CallStack();
+        slot.calls = stack;
+        return stack;
+    }
+
+    /** A call made while serving a request with a forged token: the rule's ForgedTokens counts it. */
+    private static void countForged(ActiveRule rule, RequestKeys request) {
+        if (request != null && request.forged()) {
+            rule.metrics().countForgedToken();
         }
     }
 
@@ -94,16 +153,69 @@ final class MethodSites implements MethodGate {
         if (bound.length == 0) {
             return null;
         }
-        Object facts = RequestContext.current();
+        RequestContext.Slot slot = RequestContext.slot();
+        Object facts = slot.request;
         RequestKeys request = facts instanceof RequestKeys ? (RequestKeys) facts : null;
-        for (ActiveRule rule : bound) {
+        // kept small, so that the JIT inlines it into the woven method: rules that nest, and
+        // rejections, are handled out of line
+        for (int i = 0; i < bound.length; i++) {
+            ActiveRule rule = bound[i];
+            if (rule.nests()) {
+                return enterNesting(bound, i, arguments, request, slot);
+            }
+            countForged(rule, request);
             long outcome = rule.decide(arguments, request);
             if (!Outcome.isAllowed(outcome)) {
-                return rule.returnsDefault()
-                        ? RateLimitBridge.RETURN_DEFAULT
-                        : new RateLimitExceededException(rule.name(), Duration.ofMillis(Outcome.retryMillis(outcome)));
+                return rejection(rule, outcome);
             }
         }
         return null;
+    }
+
+    /**
+     * {@link #enter} from the rule at {@code from} on, the first that can nest: a rule whose key
+     * is already on the thread's call stack is not counted again; those counted are pushed, and
+     * the returned scope pops them when the call ends.
+     */
+    private static Object enterNesting(ActiveRule[] bound, int from, Object[] arguments, RequestKeys request,
+            RequestContext.Slot slot) {
+        CallStack stack = stackOf(slot);
+        int depth = stack.depth();
+        try {
+            for (int i = from; i < bound.length; i++) {
+                ActiveRule rule = bound[i];
+                long outcome;
+                if (rule.nests() && !rule.exempts(request)) {
+                    String key = rule.key(arguments, request);
+                    if (stack.inside(rule, key)) {
+                        continue; // counted by the call this one is part of
+                    }
+                    countForged(rule, request);
+                    outcome = rule.count(key);
+                    if (Outcome.isAllowed(outcome)) {
+                        stack.push(rule, key);
+                    }
+                } else {
+                    countForged(rule, request);
+                    outcome = rule.decide(arguments, request);
+                }
+                if (!Outcome.isAllowed(outcome)) {
+                    stack.truncate(depth);
+                    return rejection(rule, outcome);
+                }
+            }
+        } catch (Throwable t) {
+            // the call proceeds without a scope (the bridge lets it through): leave nothing pushed
+            stack.truncate(depth);
+            throw t;
+        }
+        return stack.depth() == depth ? null : stack.scope(depth);
+    }
+
+    /** What the advice gets for a call a rule rejected: the exception to throw, or the default's marker. */
+    private static Object rejection(ActiveRule rule, long outcome) {
+        return rule.returnsDefault()
+                ? RateLimitBridge.RETURN_DEFAULT
+                : new RateLimitExceededException(rule.name(), Duration.ofMillis(Outcome.retryMillis(outcome)));
     }
 }

@@ -178,6 +178,20 @@ final class RuleBook {
                 rules.add(rule);
             }
         }
+        // a rule keyed on an argument the method does not have cannot count its calls: said once,
+        // loudly, rather than letting every call through as an agent error (or, for a method
+        // without parameters, silently)
+        rules.removeIf(rule -> {
+            int needed = rule.config().key().argumentsNeeded();
+            if (needed > site.parameterCount && site.id >= 0) {
+                warnOnce("arity:" + rule.name() + ":" + site + ":" + site.parameterCount, "rule '" + rule.name()
+                        + "' keys on arg" + (needed - 1) + ", but " + site + " takes " + site.parameterCount
+                        + (site.parameterCount == 1 ? " parameter" : " parameters")
+                        + ": the rule does not limit its calls");
+                return true;
+            }
+            return false;
+        });
         // a rule keyed on arguments cannot apply to a method instrumented without them; the
         // reload that brought the rule retransforms the method's class
         rules.removeIf(rule -> rule.usesArguments() && !site.passesArguments);

@@ -16,7 +16,10 @@ final class ValueExitAdvice {
     @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
     static void exit(@Advice.Enter Object rejection, @ReturnKind int kind,
             @Advice.Return(readOnly = false, typing = Assigner.Typing.DYNAMIC) Object returned,
-            @Advice.Thrown(readOnly = false) Throwable thrown) {
+            @Advice.Thrown(readOnly = false) Throwable thrown, @Advice.Local(MethodEnterAdvice.SCOPE) Object scope) {
+        if (scope != null) {
+            RateLimitBridge.exitMethod(scope);
+        }
         if (rejection != null) {
             if (rejection instanceof Throwable) {
                 thrown = (Throwable) rejection;

@@ -1,5 +1,6 @@
 package dev.ratelimit.instrument;
 
+import dev.ratelimit.bootstrap.RateLimitBridge;
 import net.bytebuddy.asm.Advice;
 
 /** As {@link ValueExitAdvice}, for {@code void} methods: a default "return" just skips the body. */
@@ -8,7 +9,11 @@ final class VoidExitAdvice {
     }
 
     @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
-    static void exit(@Advice.Enter Object rejection, @Advice.Thrown(readOnly = false) Throwable thrown) {
+    static void exit(@Advice.Enter Object rejection, @Advice.Thrown(readOnly = false) Throwable thrown,
+            @Advice.Local(MethodEnterAdvice.SCOPE) Object scope) {
+        if (scope != null) {
+            RateLimitBridge.exitMethod(scope);
+        }
         if (rejection instanceof Throwable) {
             thrown = (Throwable) rejection;
         }

@@ -5,6 +5,7 @@ import dev.ratelimit.config.OnError;
 import dev.ratelimit.config.OnReject;
 import dev.ratelimit.config.RuleConfig;
 import java.lang.System.Logger.Level;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -16,6 +17,10 @@ public final class ActiveRule {
     /** What a rule with {@code on-error: reject} tells callers to wait while its store is out. */
     static final long STORE_ERROR_RETRY_MILLIS = 1000;
 
+    /** Distinct for every rule made in this JVM (a reloaded rule is a new one). */
+    private static final AtomicInteger IDS = new AtomicInteger();
+
+    private final int id = IDS.incrementAndGet();
     private final RuleConfig config;
     private final KeyResolver keys;
     private final Limiter limiter;
@@ -27,6 +32,13 @@ public final class ActiveRule {
     private final boolean returnDefault;
     private final boolean exemptable;
     private final long logIntervalMillis;
+    /**
+     * Whether calls under this rule can nest (the rule binds more than one method, or a method
+     * that calls itself), so that a call with the same key inside a call under it is not counted
+     * again. Set when methods are bound to rules, before the bindings are published (a volatile
+     * write), so a call that reads those bindings sees it; read on every call, so not volatile.
+     */
+    private boolean nests;
     /** When a rejection was last logged; {@link #NEVER} until the first. */
     private final AtomicLong lastRejectionLog = new AtomicLong(NEVER);
     private static final long NEVER = Long.MIN_VALUE;
@@ -59,6 +71,11 @@ public final class ActiveRule {
         return config.name();
     }
 
+    /** This rule's number, distinct from every other rule made in this JVM. */
+    public int id() {
+        return id;
+    }
+
     public RuleConfig config() {
         return config;
     }
@@ -76,6 +93,15 @@ public final class ActiveRule {
         return keys != null && keys.usesArguments();
     }
 
+    /** Whether calls under this rule can nest (see the field). */
+    public boolean nests() {
+        return nests;
+    }
+
+    public void nests(boolean nests) {
+        this.nests = nests;
+    }
+
     /** Whether a rejection returns the method's default value rather than throwing. */
     public boolean returnsDefault() {
         return returnDefault;
@@ -89,13 +115,31 @@ public final class ActiveRule {
      * @return an {@link Outcome}; in shadow mode always allowed
      */
     public long decide(Object[] arguments, RequestKeys request) {
-        if (exemptable && request != null && request.exempt()) {
+        if (exempts(request)) {
             metrics.exempted.increment();
             return Outcome.allowed(Long.MAX_VALUE);
         }
+        return count(keys == null ? null : keys.resolve(arguments, request));
+    }
+
+    /** Whether the request is exempt from this rule: then a call is not counted at all. */
+    public boolean exempts(RequestKeys request) {
+        return exemptable && request != null && request.exempt();
+    }
+
+    /** The key a call counts against; {@code null} for a global rule. */
+    public String key(Object[] arguments, RequestKeys request) {
+        return keys == null ? null : keys.resolve(arguments, request);
+    }
+
+    /**
+     * Counts one call that is not exempt against {@code key} (from {@link #key}) and decides it,
+     * as {@link #decide} does.
+     */
+    public long count(String key) {
         long outcome;
         try {
-            outcome = limiter.acquire(keys == null ? null : keys.resolve(arguments, request));
+            outcome = limiter.acquire(key);
         } catch (StoreUnavailableException e) {
             metrics.storeErrors.increment();
             // shadow mode never rejects, whatever on-error says

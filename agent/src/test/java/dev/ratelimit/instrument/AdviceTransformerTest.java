@@ -203,7 +203,7 @@ class AdviceTransformerTest {
         // sites 0-99 taken, so that this class's site ids are pushed with BIPUSH and no other
         // constant of the woven code can pass for one
         for (int i = 0; i < 100; i++) {
-            sites.register(application, "example.Other", "m" + i, "()V", "Other", false, null);
+            sites.register(application, "example.Other", "m" + i, "()V", "Other", 0, false, false, null);
         }
         byte[] woven = transform(Mixed.class);
         assertNotNull(woven);

@@ -7,6 +7,11 @@ import dev.ratelimit.config.OnError;
 import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.store.LimiterFactory;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 
 class RuleBookTest {
@@ -15,9 +20,57 @@ class RuleBookTest {
     private static OnError inlineRuleOnError(String store) throws Exception {
         RuleSet rules = ConfigLoader.parse("version: 1\n" + store + "rules: []\n", "r.yaml", Path.of("."), name -> null);
         RuleBook book = new RuleBook(rules, LimiterFactory.of(rules.store()), null, () -> { });
-        MethodSite site = new MethodSite(1, "app.ReportService", "export", "ReportService", false,
+        MethodSite site = new MethodSite(1, "app.ReportService", "export", "ReportService", 0, false, false,
                 new MethodSite.AnnotationValues("", 5, "1s", "global"));
         return book.rulesFor(site)[0].config().onError();
+    }
+
+    /**
+     * A rule keyed on arg1 bound to a method of one parameter cannot count its calls. It once
+     * failed every call as an agent error, or, for a method without parameters, was dropped without
+     * a word; now it is not bound, and the agent says so once.
+     */
+    @Test
+    void aRuleKeyedOnAnArgumentTheMethodLacksIsSaidOnceAndBindsNothing() throws Exception {
+        RuleSet rules = ConfigLoader.parse("version: 1\nrules:\n  - name: by-user\n    match:\n"
+                + "      method: app.Svc#send\n    key: arg1\n    limit: 5\n    window: 1s\n",
+                "r.yaml", Path.of("."), name -> null);
+        RuleBook book = new RuleBook(rules, LimiterFactory.of(rules.store()), null, () -> { });
+        List<String> warnings = new ArrayList<>();
+        Handler capture = new Handler() {
+            @Override
+            public void publish(LogRecord record) {
+                if (record.getLevel() == java.util.logging.Level.WARNING) {
+                    warnings.add(record.getMessage());
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        Logger logger = Logger.getLogger("dev.ratelimit");
+        logger.addHandler(capture);
+        try {
+            MethodSite one = new MethodSite(1, "app.Svc", "send", "Svc", 1, true, false, null);
+            assertEquals(0, book.rulesFor(one).length);
+            assertEquals(0, book.rulesFor(one).length);
+            MethodSite none = new MethodSite(2, "app.Svc", "send", "Svc", 0, false, false, null);
+            assertEquals(0, book.rulesFor(none).length);
+            MethodSite two = new MethodSite(3, "app.Svc", "send", "Svc", 2, true, false, null);
+            assertEquals(1, book.rulesFor(two).length);
+        } finally {
+            logger.removeHandler(capture);
+        }
+        assertEquals(List.of(
+                "rate-limit-agent: rule 'by-user' keys on arg1, but app.Svc#send takes 1 parameter: the rule does"
+                        + " not limit its calls",
+                "rate-limit-agent: rule 'by-user' keys on arg1, but app.Svc#send takes 0 parameters: the rule does"
+                        + " not limit its calls"), warnings);
     }
 
     /** An inline rule does what store.on-error says, as every rule of the file does by default. */

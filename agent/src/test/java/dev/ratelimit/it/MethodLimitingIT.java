@@ -34,7 +34,7 @@ class MethodLimitingIT {
                         "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
                         "-cp", ForkedJvm.applicationClassPath(),
                         "dev.ratelimit.fixture.FixtureMain",
-                        "annotations", "patterns", "defaults", "shadow", "isolated", "concurrency", "faults"),
+                        "annotations", "patterns", "defaults", "shadow", "isolated", "concurrency", "nesting", "faults"),
                         Duration.ofMinutes(3));
                 assertEquals(0, result.exitCode, result::toString);
                 assertEquals("true", result.results().get("done"), result::toString);
@@ -127,6 +127,33 @@ class MethodLimitingIT {
         expect(jdk, "aVoid.ran", "0");
     }
 
+    /**
+     * A limited call made from a limited call under the same rule is part of it and counts once:
+     * an overload delegating to another, a method calling itself, an override calling super. An
+     * inner call that throws still ends the outer one, and later calls count again. Before, each
+     * level counted: a limit of 4 let 2 outer calls through, and the recursion none.
+     */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void aCallInsideACallUnderTheSameRuleCountsOnce(Path jdk) {
+        expect(jdk, "nesting.send.allowed", "4");
+        expect(jdk, "nesting.send.bodies", "4");
+        expect(jdk, "nesting.depth.allowed", "3");
+        expect(jdk, "nesting.family.allowed", "2");
+        expect(jdk, "nesting.fail.failedInside", "3");
+        expect(jdk, "nesting.fail.rejected", "2");
+        expect(jdk, "nesting.send.afterwards", "0");
+    }
+
+    /** Inside a call for one key, a call for another key is charged to that key. */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void aCallInsideForAnotherKeyIsChargedToIt(Path jdk) {
+        expect(jdk, "nesting.invite.ann", "2");
+        expect(jdk, "nesting.invite.bobAfter", "0");
+        expect(jdk, "nesting.invite.carol", "1");
+    }
+
     @ParameterizedTest
     @MethodSource("jdks")
     void shadowModeNeverRejects(Path jdk) {
@@ -148,6 +175,14 @@ class MethodLimitingIT {
             expect(jdk, algorithm + ".rounds", "200");
             expect(jdk, algorithm + ".wrongRounds", "[]");
         }
+    }
+
+    /** 100 threads released at once on a call that makes a call under the same rule: exactly 5 pass. */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void exactlyTheLimitPassesUnderConcurrencyWhenCallsNest(Path jdk) {
+        expect(jdk, "nesting.race.rounds", "200");
+        expect(jdk, "nesting.race.wrongRounds", "[]");
     }
 
     @ParameterizedTest

@@ -1,0 +1,235 @@
+package dev.ratelimit.instrument;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ratelimit.RateLimitExceededException;
+import dev.ratelimit.bootstrap.CallScope;
+import dev.ratelimit.bootstrap.RequestContext;
+import dev.ratelimit.config.ConfigLoader;
+import dev.ratelimit.config.RuleSet;
+import dev.ratelimit.limit.ActiveRule;
+import dev.ratelimit.limit.RequestKeys;
+import dev.ratelimit.store.LimiterFactory;
+import java.nio.file.Path;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** Which calls count when limited calls under one rule are made from inside each other. */
+class MethodSitesTest {
+    private static final ClassLoader LOADER = MethodSitesTest.class.getClassLoader();
+
+    private static RuleBook book(String rules) throws Exception {
+        RuleSet set = ConfigLoader.parse("version: 1\nrules:\n" + rules, "r.yaml", Path.of("."), name -> null);
+        return new RuleBook(set, LimiterFactory.of(set.store()), null, () -> { });
+    }
+
+    private static final String SEND_LIMIT_3 = "  - name: send\n    match:\n      method: app.Svc#send\n"
+            + "    limit: 3\n    window: 1h\n";
+
+    /** Registers a method of this descriptor, as the transformer does. */
+    private static int register(MethodSites sites, String className, String method, String descriptor,
+            String simpleName, boolean passesArguments, boolean callsItself, MethodSite.AnnotationValues annotation) {
+        int parameters = net.bytebuddy.jar.asm.Type.getArgumentTypes(descriptor).length;
+        return sites.register(LOADER, className, method, descriptor, simpleName, parameters, passesArguments,
+                callsItself, annotation);
+    }
+
+    private static long allowed(MethodSites sites, int site) {
+        return sites.rulesOf(site)[0].metrics().allowed();
+    }
+
+    @Test
+    void aRuleOfOneMethodThatDoesNotCallItselfTakesNoScope() throws Exception {
+        MethodSites sites = new MethodSites(book(SEND_LIMIT_3));
+        int send = register(sites, "app.Svc", "send", "()V", "Svc", false, false, null);
+        assertFalse(sites.rulesOf(send)[0].nests());
+        assertNull(sites.enter(send, null));
+        assertNull(sites.enter(send, null)); // no scope: each call counts, nested or not
+        assertEquals(2, allowed(sites, send));
+    }
+
+    @Test
+    void anOverloadCalledFromAnOverloadCountsOnce() throws Exception {
+        MethodSites sites = new MethodSites(book(SEND_LIMIT_3));
+        int outer = register(sites, "app.Svc", "send", "(Ljava/lang/String;)V", "Svc", false, false, null);
+        int inner = register(sites, "app.Svc", "send", "(Ljava/lang/String;I)V", "Svc", false, false, null);
+        // the second method bound to the rule makes it nest, for the first method too
+        assertTrue(sites.rulesOf(outer)[0].nests());
+        for (int i = 0; i < 3; i++) {
+            Object scope = sites.enter(outer, null);
+            assertInstanceOf(CallScope.class, scope);
+            assertNull(sites.enter(inner, null), "inside the outer call: not counted, nothing to close");
+            ((CallScope) scope).close();
+        }
+        assertEquals(3, allowed(sites, outer));
+        assertInstanceOf(RateLimitExceededException.class, sites.enter(outer, null));
+        assertInstanceOf(RateLimitExceededException.class, sites.enter(inner, null));
+    }
+
+    /** Inside a call for one key, a call for another key is another call: a batch charges each. */
+    @Test
+    void aCallInsideForAnotherKeyIsCounted() throws Exception {
+        MethodSites sites = new MethodSites(book(SEND_LIMIT_3.replace("    limit: 3", "    key: arg0\n    limit: 3")));
+        int batch = register(sites, "app.Svc", "send", "([Ljava/lang/String;)V", "Svc", true, false, null);
+        int one = register(sites, "app.Svc", "send", "(Ljava/lang/String;)V", "Svc", true, false, null);
+        CallScope outer = (CallScope) sites.enter(batch, new Object[] {"alice"});
+        assertNull(sites.enter(one, new Object[] {"alice"}), "alice's own call, inside: counted once");
+        CallScope forBob = (CallScope) sites.enter(one, new Object[] {"bob"});
+        assertNotNull(forBob, "bob is charged, and his call is now in progress");
+        assertNull(sites.enter(one, new Object[] {"bob"}));
+        forBob.close();
+        outer.close();
+        assertEquals(2, sites.rulesOf(one)[0].metrics().allowed());
+    }
+
+    @Test
+    void aMethodThatCallsItselfCountsOnceAtAnyDepth() throws Exception {
+        MethodSites sites = new MethodSites(book(SEND_LIMIT_3));
+        int send = register(sites, "app.Svc", "send", "(I)I", "Svc", false, true, null);
+        Object scope = sites.enter(send, null);
+        assertNotNull(scope);
+        for (int depth = 0; depth < 10; depth++) {
+            assertNull(sites.enter(send, null));
+        }
+        ((CallScope) scope).close();
+        assertEquals(1, allowed(sites, send));
+    }
+
+    @Test
+    void aRejectedCallLeavesNothingOnTheStack() throws Exception {
+        MethodSites sites = new MethodSites(book(SEND_LIMIT_3
+                + "  - name: narrow\n    match:\n      method: app.Svc#send\n    limit: 1\n    window: 1h\n"));
+        int a = register(sites, "app.Svc", "send", "()V", "Svc", false, false, null);
+        int b = register(sites, "app.Svc", "send", "(I)V", "Svc", false, false, null);
+        ((CallScope) sites.enter(a, null)).close(); // narrow is used up
+        // send counts, narrow rejects: the call is skipped, and send must not stay "inside"
+        assertInstanceOf(RateLimitExceededException.class, sites.enter(b, null));
+        assertInstanceOf(RateLimitExceededException.class, sites.enter(b, null));
+        ActiveRule send = sites.rulesOf(a)[0].name().equals("send") ? sites.rulesOf(a)[0] : sites.rulesOf(a)[1];
+        assertEquals(3, send.metrics().allowed(), "each rejected call was counted by send, none skipped");
+    }
+
+    @Test
+    void aScopeNeverClosedIsMendedByTheScopeBelowIt() throws Exception {
+        MethodSites sites = new MethodSites(book(SEND_LIMIT_3
+                + "  - name: other\n    match:\n      method: app.Other#run\n    limit: 100\n    window: 1h\n"));
+        int send = register(sites, "app.Svc", "send", "(I)I", "Svc", false, true, null);
+        int run = register(sites, "app.Other", "run", "()V", "Other", false, true, null);
+        CallScope outer = (CallScope) sites.enter(run, null);
+        assertNotNull(sites.enter(send, null)); // its exit never runs
+        outer.close();
+        assertNotNull(sites.enter(send, null), "send counts again: the lost scope was closed with the outer one");
+    }
+
+    @Test
+    void scopesAreReusedPerDepthAndThreadsAreApart() throws Exception {
+        MethodSites sites = new MethodSites(book(SEND_LIMIT_3.replace("limit: 3", "limit: 100")));
+        int send = register(sites, "app.Svc", "send", "(I)I", "Svc", false, true, null);
+        CallScope first = (CallScope) sites.enter(send, null);
+        first.close();
+        CallScope second = (CallScope) sites.enter(send, null);
+        assertSame(first, second, "no allocation per call");
+        Object[] onOtherThread = new Object[1];
+        Thread other = new Thread(() -> onOtherThread[0] = sites.enter(send, null));
+        other.start();
+        other.join();
+        assertNotNull(onOtherThread[0], "another thread is not inside this thread's call");
+        second.close();
+    }
+
+    @Test
+    void aReloadThatLeavesARuleOnOneMethodStopsItNesting() throws Exception {
+        MethodSites sites = new MethodSites(book(SEND_LIMIT_3.replace("app.Svc#send", "app.Svc#*")));
+        int send = register(sites, "app.Svc", "send", "()V", "Svc", false, false, null);
+        int post = register(sites, "app.Svc", "post", "()V", "Svc", false, false, null);
+        assertTrue(sites.rulesOf(send)[0].nests());
+        sites.rebind(book(SEND_LIMIT_3));
+        assertEquals(0, sites.rulesOf(post).length);
+        assertFalse(sites.rulesOf(send)[0].nests(), "bound to one method that does not call itself");
+        assertNull(sites.enter(send, null));
+    }
+
+    /**
+     * A limited method called while serving a request whose token header was forged: the method's
+     * rule counts it in ForgedTokens, as an HTTP rule does. Only HTTP rules once counted it.
+     */
+    @Test
+    void aCallServingARequestWithAForgedTokenIsCountedAsForged() throws Exception {
+        MethodSites sites = new MethodSites(book(SEND_LIMIT_3.replace("limit: 3", "limit: 100")));
+        int send = register(sites, "app.Svc", "send", "()V", "Svc", false, false, null);
+        RequestKeys forged = new RequestKeys() {
+            @Override
+            public String clientIp() {
+                return "192.0.2.1";
+            }
+
+            @Override
+            public String header(String name) {
+                return null;
+            }
+
+            @Override
+            public String principal() {
+                return null;
+            }
+
+            @Override
+            public boolean exempt() {
+                return false;
+            }
+
+            @Override
+            public boolean forged() {
+                return true;
+            }
+        };
+        RequestContext.set(forged);
+        try {
+            sites.enter(send, null);
+            sites.enter(send, null);
+        } finally {
+            RequestContext.set(null);
+        }
+        sites.enter(send, null);
+        assertEquals(2, sites.rulesOf(send)[0].metrics().forgedTokens());
+        assertEquals(3, sites.rulesOf(send)[0].metrics().allowed());
+    }
+
+    @Test
+    void theSelfCallScanFindsDirectRecursionOnly() throws Exception {
+        byte[] classFile;
+        try (var in = LOADER.getResourceAsStream(Recursion.class.getName().replace('.', '/') + ".class")) {
+            classFile = in.readAllBytes();
+        }
+        Set<String> found = LimitedMethodTransformer.callingThemselves(classFile);
+        assertEquals(Set.of("factorial(I)J", "ping(Ljava/lang/String;)V"), found);
+    }
+
+    @SuppressWarnings("unused")
+    static class Recursion {
+        long factorial(int n) {
+            return n <= 1 ? 1 : n * factorial(n - 1);
+        }
+
+        void ping(String s) {
+            if (s.isEmpty()) {
+                ping("x");
+            }
+        }
+
+        void ping(String s, int times) {
+            ping(s); // another descriptor: not a call to itself
+        }
+
+        int length(String s) {
+            return s.length();
+        }
+    }
+}
