@@ -1,6 +1,7 @@
 package dev.ratelimit.benchmarks;
 
 import dev.ratelimit.benchmarks.target.AnnotatedTarget;
+import dev.ratelimit.benchmarks.target.OverloadedTarget;
 import dev.ratelimit.benchmarks.target.PatternTarget;
 import dev.ratelimit.benchmarks.target.PlainTarget;
 import java.lang.management.ManagementFactory;
@@ -49,9 +50,11 @@ public class InstrumentedCallBenchmark {
             "-javaagent:../agent/target/rate-limit-agent.jar=config=target/classes/instrumented-call.yaml";
     static final String ANNOTATION_RULE = "AnnotatedTarget#work";
     static final String PATTERN_RULE = "bench-pattern";
+    static final String OVERLOADS_RULE = "bench-overloads";
 
     final AnnotatedTarget annotated = new AnnotatedTarget();
     final PatternTarget pattern = new PatternTarget();
+    final OverloadedTarget overloaded = new OverloadedTarget();
     final PlainTarget plain = new PlainTarget();
     long x = 42;
 
@@ -87,11 +90,15 @@ public class InstrumentedCallBenchmark {
         // one call each, so the classes are loaded (and instrumented) and inline rules exist
         annotated.work(1);
         pattern.work(1);
+        overloaded.work(1);
+        overloaded.work(1, 1);
         plain.work(1);
         if (method.startsWith("annotated")) {
             rule = ANNOTATION_RULE;
         } else if (method.startsWith("pattern")) {
             rule = PATTERN_RULE;
+        } else if (method.startsWith("overloaded")) {
+            rule = OVERLOADS_RULE;
         } else {
             return;
         }
@@ -165,6 +172,21 @@ public class InstrumentedCallBenchmark {
     public long pattern_none() {
         calls++;
         return pattern.work(x);
+    }
+
+    /** A rule bound to two methods: the call also keeps its rule on the thread's call stack. */
+    @Benchmark
+    @Fork(value = 1, jvmArgsAppend = AGENT)
+    public long overloaded_agent() {
+        calls++;
+        return overloaded.work(x);
+    }
+
+    @Benchmark
+    @Fork(1)
+    public long overloaded_none() {
+        calls++;
+        return overloaded.work(x);
     }
 
     @Benchmark

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The first request's time, once test-app has started and been idle 3 s, with no agent and with
+# the agent, alternating (the order turning each round): what the agent's cold request path adds
+# to the first request a user sends. Prints curl's time_total of the first and second request.
+#
+# Usage: benchmarks/first-request.sh ROUNDS [AGENT_JAR]   (default agent/target/rate-limit-agent.jar)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds="$1"
+agent="${2:-agent/target/rate-limit-agent.jar}"
+app_jar=test-app/target/test-app.jar
+export RATELIMIT_INTERNAL_TOKEN="${RATELIMIT_INTERNAL_TOKEN:-demo-internal-token-change-me}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+rules="$work/rules.yaml"
+sed '0,/^    limit: 300$/s//    limit: 1000000000000000/' config/rules.yaml > "$rules"
+url_path=/api/domains/shop.example.com
+
+start() { # LABEL [JVM ARGS...]
+  local label=$1 port pid first second
+  shift
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  java "$@" -jar "$app_jar" --server.port="$port" >"$work/$label.log" 2>&1 &
+  pid=$!
+  until grep -q "Started DemoApplication" "$work/$label.log"; do
+    kill -0 "$pid" 2>/dev/null || { echo "$label: the application died; see its log:" >&2; cat "$work/$label.log" >&2; exit 1; }
+    sleep 0.05
+  done
+  sleep 3
+  first=$(curl -s -o /dev/null -w '%{time_total}' "http://127.0.0.1:$port$url_path")
+  second=$(curl -s -o /dev/null -w '%{time_total}' "http://127.0.0.1:$port$url_path")
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  echo "$label first=${first}s second=${second}s"
+}
+
+echo "machine: $(nproc) cores, $(java -version 2>&1 | head -1)"
+for ((r = 1; r <= rounds; r++)); do
+  if (( r % 2 )); then start none; start agent "-javaagent:$agent=config=$rules"
+  else start agent "-javaagent:$agent=config=$rules"; start none; fi
+done
