@@ -183,11 +183,13 @@ final class RuleBook {
         // without parameters, silently)
         rules.removeIf(rule -> {
             int needed = rule.config().key().argumentsNeeded();
-            if (needed > site.parameterCount && site.id >= 0) {
-                warnOnce("arity:" + rule.name() + ":" + site + ":" + site.parameterCount, "rule '" + rule.name()
-                        + "' keys on arg" + (needed - 1) + ", but " + site + " takes " + site.parameterCount
-                        + (site.parameterCount == 1 ? " parameter" : " parameters")
-                        + ": the rule does not limit its calls");
+            if (needed > site.parameterCount) {
+                if (site.id >= 0) { // a probe of the transformer's is not a method bound yet
+                    warnOnce("arity:" + rule.name() + ":" + site + ":" + site.parameterCount, "rule '" + rule.name()
+                            + "' keys on arg" + (needed - 1) + ", but " + site + " takes " + site.parameterCount
+                            + (site.parameterCount == 1 ? " parameter" : " parameters")
+                            + ": the rule does not limit its calls");
+                }
                 return true;
             }
             return false;

@@ -56,6 +56,11 @@ class RuleBookTest {
         Logger logger = Logger.getLogger("dev.ratelimit");
         logger.addHandler(capture);
         try {
+            // the transformer's probe (site -1), asking whether to pass the arguments: no warning,
+            // and the rule does not make the advice pass them
+            MethodSite probe = new MethodSite(-1, "app.Svc", "send", "Svc", 1, false, false, null);
+            assertEquals(false, book.needsArguments(probe));
+            assertEquals(List.of(), warnings);
             MethodSite one = new MethodSite(1, "app.Svc", "send", "Svc", 1, true, false, null);
             assertEquals(0, book.rulesFor(one).length);
             assertEquals(0, book.rulesFor(one).length);
