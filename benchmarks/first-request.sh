@@ -8,18 +8,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="$1"
 agent="${2:-agent/target/rate-limit-agent.jar}"
-app_jar=test-app/target/test-app.jar
-export RATELIMIT_INTERNAL_TOKEN="${RATELIMIT_INTERNAL_TOKEN:-demo-internal-token-change-me}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-rules="$work/rules.yaml"
-sed '0,/^    limit: 300$/s//    limit: 1000000000000000/' config/rules.yaml > "$rules"
+. benchmarks/test-app-env.sh
 url_path=/api/domains/shop.example.com
 
 start() { # LABEL [JVM ARGS...]
   local label=$1 port pid first second
   shift
-  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  port=$(free_port)
   java "$@" -jar "$app_jar" --server.port="$port" >"$work/$label.log" 2>&1 &
   pid=$!
   until grep -q "Started DemoApplication" "$work/$label.log"; do
