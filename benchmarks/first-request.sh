@@ -14,13 +14,8 @@ url_path=/api/domains/shop.example.com
 start() { # LABEL [JVM ARGS...]
   local label=$1 port pid first second
   shift
-  port=$(free_port)
-  java "$@" -jar "$app_jar" --server.port="$port" >"$work/$label.log" 2>&1 &
-  pid=$!
-  until grep -q "Started DemoApplication" "$work/$label.log"; do
-    kill -0 "$pid" 2>/dev/null || { echo "$label: the application died; see its log:" >&2; cat "$work/$label.log" >&2; exit 1; }
-    sleep 0.05
-  done
+  launch "$label" "$@"
+  wait_for "$label" grep -q "Started DemoApplication" "$work/$label.log"
   sleep 3
   first=$(curl -s -o /dev/null -w '%{time_total}' "http://127.0.0.1:$port$url_path")
   second=$(curl -s -o /dev/null -w '%{time_total}' "http://127.0.0.1:$port$url_path")

@@ -20,14 +20,9 @@ shift
 start() { # LABEL [JVM ARGS...]
   local label=$1 port t0 t1 pid cpu
   shift
-  port=$(free_port)
   t0=$(date +%s%N)
-  java "$@" -jar "$app_jar" --server.port="$port" >"$work/$label.log" 2>&1 &
-  pid=$!
-  until curl -sf -o /dev/null "http://127.0.0.1:$port/api/domains/shop.example.com"; do
-    kill -0 "$pid" 2>/dev/null || { echo "$label: the application died; see its log:" >&2; cat "$work/$label.log" >&2; exit 1; }
-    sleep 0.01
-  done
+  launch "$label" "$@"
+  wait_for "$label" answers_200
   t1=$(date +%s%N)
   cpu=$(awk -v hz="$(getconf CLK_TCK)" '{print int(($14 + $15) * 1000 / hz)}' "/proc/$pid/stat")
   kill "$pid"

@@ -15,14 +15,9 @@ agent="${2:-agent/target/rate-limit-agent.jar}"
 start() { # LABEL [JVM ARGS...]
   local label=$1 port t0 t1 pid
   shift
-  port=$(free_port)
   t0=$(date +%s%N)
-  java "$@" -Xlog:gc,gc+cpu:file="$work/gc.log" -jar "$app_jar" --server.port="$port" >"$work/$label.log" 2>&1 &
-  pid=$!
-  until curl -sf -o /dev/null "http://127.0.0.1:$port/api/domains/shop.example.com"; do
-    kill -0 "$pid" 2>/dev/null || { echo "$label: the application died; see its log:" >&2; cat "$work/$label.log" >&2; exit 1; }
-    sleep 0.01
-  done
+  launch "$label" "$@" -Xlog:gc,gc+cpu:file="$work/gc.log"
+  wait_for "$label" answers_200
   t1=$(date +%s%N)
   local metaspace classes
   metaspace=$(jstat -gc "$pid" | tail -1 | awk '{print $10}')
