@@ -34,6 +34,8 @@ public final class RequestContext {
         public Object request;
         /** The runtime's record of the limited calls the thread is inside, or {@code null}. */
         public Object calls;
+        /** How deep {@link #calls} was when the request being served began. */
+        public int callsAtRequest;
 
         Slot() {
         }

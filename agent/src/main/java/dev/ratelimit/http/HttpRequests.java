@@ -7,6 +7,7 @@ import dev.ratelimit.bootstrap.RequestContext;
 import dev.ratelimit.config.Mode;
 import dev.ratelimit.limit.ActiveRule;
 import dev.ratelimit.limit.Outcome;
+import dev.ratelimit.limit.ThreadCalls;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -78,7 +79,7 @@ public final class HttpRequests implements HttpGate {
                 // serving nothing else: not counted again, but method rules called in it see the
                 // request (its client, its token), and their rejections become a 429 at its exit
                 ((RequestFacts) seen).enteredWith(request);
-                RequestContext.set(seen);
+                begin(seen);
                 return seen;
             }
             return null;
@@ -91,8 +92,30 @@ public final class HttpRequests implements HttpGate {
         if (!current.isEmpty() && decide(current, api, request, response, facts, verdict)) {
             return RateLimitBridge.REJECTED;
         }
-        RequestContext.set(facts);
+        begin(facts);
         return facts;
+    }
+
+    /** The thread begins to serve a request: its facts go in the context, and how deep in limited calls it is. */
+    private static void begin(Object facts) {
+        RequestContext.Slot slot = RequestContext.slot();
+        slot.request = facts;
+        slot.callsAtRequest = slot.calls instanceof ThreadCalls ? ((ThreadCalls) slot.calls).depth() : 0;
+    }
+
+    /**
+     * The thread is done serving the request: no limited call it made is still in progress, so
+     * the calls are cut back to the depth the request began at (see {@link ThreadCalls}).
+     */
+    private static void end() {
+        RequestContext.Slot slot = RequestContext.slot();
+        slot.request = null;
+        if (slot.calls instanceof ThreadCalls) {
+            ThreadCalls calls = (ThreadCalls) slot.calls;
+            if (calls.depth() > slot.callsAtRequest) {
+                calls.truncate(slot.callsAtRequest);
+            }
+        }
     }
 
     /** Applies the matching rules; returns true when the request was rejected and answered. */
@@ -179,7 +202,7 @@ public final class HttpRequests implements HttpGate {
         if (facts == RateLimitBridge.REJECTED) {
             return false;
         }
-        RequestContext.set(null);
+        end();
         RateLimitExceededException rejection = rejection(thrown);
         if (rejection == null) {
             return false;

@@ -2,6 +2,7 @@ package dev.ratelimit.instrument;
 
 import dev.ratelimit.bootstrap.CallScope;
 import dev.ratelimit.limit.ActiveRule;
+import dev.ratelimit.limit.ThreadCalls;
 import java.util.Arrays;
 
 /**
@@ -11,14 +12,16 @@ import java.util.Arrays;
  *
  * <p>Only the owning thread touches it. Entering pushes what a call counted and hands out the
  * {@link CallScope} of the depth before; closing that scope truncates the stack back to it. So a
- * scope never closed (an exit advice that did not run) is mended by the next scope closed below it.
+ * scope never closed (an exit advice that did not run) is mended by the next scope closed below it,
+ * and one of an outermost call by the end of the request the thread is serving, which cuts the
+ * stack back to the depth it began at (see {@link ThreadCalls}).
  *
  * <p>Rules are kept by their {@link ActiveRule#id() id}, not by reference: the stack lives as long
  * as its thread, usually in the old generation, where every reference written costs the
  * collector's write barrier (with a memory fence) on each call. A key is a reference, written
  * only when the rule has one, and cleared when the call ends, so no rule or key outlives its call.
  */
-final class CallStack {
+final class CallStack implements ThreadCalls {
     private int[] rules = new int[4];
     private String[] keys = new String[4];
     private int size;
@@ -38,7 +41,8 @@ final class CallStack {
     }
 
     /** The depth now: what {@link #truncate} and {@link #scope} take. */
-    int depth() {
+    @Override
+    public int depth() {
         return size;
     }
 
@@ -55,7 +59,8 @@ final class CallStack {
     }
 
     /** Drops what was pushed since {@code depth}, keeping no reference to it. */
-    void truncate(int depth) {
+    @Override
+    public void truncate(int depth) {
         for (int i = depth; i < size; i++) {
             if (keys[i] != null) {
                 keys[i] = null;

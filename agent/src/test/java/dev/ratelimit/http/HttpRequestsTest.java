@@ -17,6 +17,7 @@ import dev.ratelimit.config.RuleConfig;
 import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.limit.ActiveRule;
 import dev.ratelimit.limit.RequestKeys;
+import dev.ratelimit.limit.ThreadCalls;
 import dev.ratelimit.testing.WindowGuard;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -76,6 +77,7 @@ class HttpRequestsTest {
     @AfterEach
     void clearContext() {
         RequestContext.set(null);
+        RequestContext.slot().calls = null;
     }
 
     /** One request through enter and exit, as the advice does; returns the facts. */
@@ -85,6 +87,47 @@ class HttpRequestsTest {
             gate.exit(servlet.request, servlet.response, facts, null);
         }
         return facts;
+    }
+
+    /** The limited calls of a thread, as MethodSites keeps them: here only a depth. */
+    private static final class Calls implements ThreadCalls {
+        int depth;
+
+        @Override
+        public int depth() {
+            return depth;
+        }
+
+        @Override
+        public void truncate(int depth) {
+            this.depth = Math.min(this.depth, depth);
+        }
+    }
+
+    /**
+     * A limited call whose exit advice did not run (a debugger popped its frame, an error inside
+     * the agent's own unwinding) stays on the thread's stack of calls; when it was the outermost,
+     * no later scope mends it, and every later call under its rule and key on that pooled thread
+     * looked nested and was never counted. The end of the request cuts the stack back to the
+     * depth the request began at; a request served inside a limited call keeps that call.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void theEndOfARequestCutsBackTheLimitedCallsItLeftOpen(String namespace) throws Exception {
+        Calls calls = new Calls();
+        RequestContext.slot().calls = calls;
+        FakeServlet first = new FakeServlet(namespace);
+        Object facts = gate.enter(first.request, first.response);
+        calls.depth = 2; // a limited call and one inside it, neither closed
+        gate.exit(first.request, first.response, facts, null);
+        assertEquals(0, calls.depth);
+
+        calls.depth = 1; // this request is served inside a limited call (an in-process dispatch)
+        FakeServlet inner = new FakeServlet(namespace);
+        facts = gate.enter(inner.request, inner.response);
+        calls.depth = 3;
+        gate.exit(inner.request, inner.response, facts, null);
+        assertEquals(1, calls.depth, "the call the request was served in is still in progress");
     }
 
     @ParameterizedTest
