@@ -127,8 +127,7 @@ public final class AgentInstaller {
         // while the application starts, behind the gate (see StartupGate)
         byte[] baseline = RuleFileWatcher.baseline(configPath, ruleSet);
         StartupGate gate = new StartupGate(ruleSet, AgentInstaller.class.getClassLoader());
-        gate.rememberLoaded(instrumentation.getAllLoadedClasses());
-        instrumentation.addTransformer(gate, true);
+        gate.register(instrumentation);
         gate.startBuilding(() -> {
             try {
                 awaitQuietly(jdkServices);

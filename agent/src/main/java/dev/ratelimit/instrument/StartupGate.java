@@ -87,6 +87,17 @@ final class StartupGate implements ClassFileTransformer {
     }
 
     /**
+     * Registers the gate, then remembers the classes loaded before it. In that order a class
+     * loaded meanwhile (by another thread: the agent's JDK-services thread, another agent's) is
+     * in the snapshot or goes through the gate; in the other order it could be in neither, and
+     * be defined without advice for good.
+     */
+    void register(Instrumentation instrumentation) {
+        instrumentation.addTransformer(this, true);
+        rememberLoaded(instrumentation.getAllLoadedClasses());
+    }
+
+    /**
      * The classes loaded before the gate was registered: those of application class loaders are
      * offered to the transformer again once it is ready (JDK and agent classes never need it).
      */

@@ -165,6 +165,45 @@ class StartupGateTest {
         assertEquals(List.of(servlet, StartupGateTest.class), retransformed);
     }
 
+    /**
+     * A class loaded by another thread while the gate is being registered must be in the snapshot
+     * of loaded classes or go through the gate. The snapshot was once taken before the gate was
+     * registered, so a class loaded between the two was in neither and stayed without advice.
+     */
+    @Test
+    void aClassLoadedWhileTheGateIsRegisteredIsNotLost() throws Exception {
+        StartupGate gate = new StartupGate(noRules(), AGENT, NEVER_MILLIS);
+        Class<?> servlet = Class.forName("jakarta.servlet.http.HttpServlet");
+        boolean[] registered = new boolean[1];
+        List<Class<?>> retransformed = new ArrayList<>();
+        Instrumentation instrumentation = (Instrumentation) Proxy.newProxyInstance(APP,
+                new Class<?>[] {Instrumentation.class}, (proxy, method, args) -> {
+                    switch (method.getName()) {
+                        case "addTransformer":
+                            assertSame(gate, args[0]);
+                            registered[0] = true;
+                            return null;
+                        case "getAllLoadedClasses":
+                            // the servlet class is defined while the gate is registered: a snapshot
+                            // taken before the registration does not hold it
+                            return registered[0] ? new Class<?>[] {servlet} : new Class<?>[0];
+                        case "isModifiableClass":
+                            return true;
+                        case "retransformClasses":
+                            for (Object type : (Object[]) args[0]) {
+                                retransformed.add((Class<?>) type);
+                            }
+                            return null;
+                        default:
+                            throw new UnsupportedOperationException(method.getName());
+                    }
+                });
+        gate.register(instrumentation);
+        assertTrue(registered[0]);
+        gate.open(transformer, instrumentation);
+        assertEquals(List.of(servlet), retransformed);
+    }
+
     @Test
     void aLateFailureLeavesTheTransformerInForce() throws Exception {
         StartupGate gate = new StartupGate(noRules(), AGENT, NEVER_MILLIS);
