@@ -1,5 +1,6 @@
 package dev.ratelimit.config;
 
+import dev.ratelimit.bootstrap.RateLimitBridge;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -99,7 +100,13 @@ public final class RuleFileWatcher {
             } catch (InterruptedException e) {
                 return;
             }
-            poll();
+            try {
+                poll();
+            } catch (Throwable t) {
+                // whatever a look or a reload throws (an Error from a retransformation, say) must
+                // not end the watching: counted and logged once, and the next edit is looked at
+                RateLimitBridge.agentError("watching the rule file", t);
+            }
         }
     }
 

@@ -2,6 +2,7 @@ package dev.ratelimit.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.ratelimit.bootstrap.RateLimitBridge;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -47,6 +48,51 @@ class RuleFileWatcherTest {
         }, baseline).start();
         try {
             assertEquals(7, reloaded.get(10, TimeUnit.SECONDS).rules().get(0).limits().get(0).limit());
+        } finally {
+            watcher.stop();
+        }
+    }
+
+    /**
+     * An Error thrown while a version is applied (by a retransformation, say) once ended the
+     * watcher's thread: every later edit was ignored, silently. It is counted as an agent error,
+     * and the next edit is applied.
+     */
+    @Test
+    void anErrorWhileApplyingAVersionDoesNotEndTheWatching(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("rules.yaml");
+        Files.writeString(file, rules(5));
+        RuleSet loaded = ConfigLoader.load(file);
+        CompletableFuture<RuleSet> applied = new CompletableFuture<>();
+        long errors = RateLimitBridge.agentErrors();
+        RuleFileWatcher watcher = new RuleFileWatcher(file, name -> null, loaded, new RuleFileWatcher.Listener() {
+            @Override
+            public void loaded(RuleSet rules) {
+                if (rules.rules().get(0).limits().get(0).limit() == 6) {
+                    throw new InternalError("thrown while applying");
+                }
+                applied.complete(rules);
+            }
+
+            @Override
+            public void rejected(List<ConfigError> errors) {
+                applied.completeExceptionally(new AssertionError(errors.toString()));
+            }
+
+            @Override
+            public void missing() {
+                applied.completeExceptionally(new AssertionError("missing"));
+            }
+        }, RuleFileWatcher.baseline(file, loaded)).start();
+        try {
+            Files.writeString(file, rules(6));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (RateLimitBridge.agentErrors() == errors && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertEquals(errors + 1, RateLimitBridge.agentErrors(), "the error is counted");
+            Files.writeString(file, rules(7));
+            assertEquals(7, applied.get(10, TimeUnit.SECONDS).rules().get(0).limits().get(0).limit());
         } finally {
             watcher.stop();
         }
