@@ -468,12 +468,7 @@ public final class AgentInstaller {
         if (batch.isEmpty()) {
             return;
         }
-        try {
-            instrumentation.retransformClasses(batch.toArray(new Class<?>[0]));
-        } catch (Exception | LinkageError e) {
-            AgentLog.LOG.log(Level.WARNING, "rate-limit-agent: could not retransform " + batch.size()
-                    + " classes for the new rules: " + e);
-        }
+        Retransformation.retransform(instrumentation, batch, "for the rules");
         batch.clear();
     }
 

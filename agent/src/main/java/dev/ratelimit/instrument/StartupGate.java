@@ -181,14 +181,10 @@ final class StartupGate implements ClassFileTransformer {
         if (classes.isEmpty()) {
             return;
         }
-        try {
-            instrumentation.retransformClasses(classes.toArray(new Class<?>[0]));
-            AgentLog.LOG.log(Level.DEBUG, "rate-limit-agent: offered " + classes.size()
-                    + " classes loaded before the agent was ready to the transformer");
-        } catch (Exception | LinkageError e) {
-            AgentLog.LOG.log(Level.WARNING, "rate-limit-agent: could not retransform " + classes.size()
-                    + " classes loaded before the agent was ready: " + e);
-        }
+        List<Class<?>> refused = Retransformation.retransform(instrumentation, classes,
+                "(loaded before the agent was ready)");
+        AgentLog.LOG.log(Level.DEBUG, "rate-limit-agent: offered " + (classes.size() - refused.size())
+                + " classes loaded before the agent was ready to the transformer");
     }
 
     private static void sleep(long millis) {

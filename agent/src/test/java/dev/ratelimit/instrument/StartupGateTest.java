@@ -204,6 +204,42 @@ class StartupGateTest {
         assertEquals(List.of(servlet), retransformed);
     }
 
+    /**
+     * The JVM retransforms a batch all or nothing. A class it refuses (another agent changed its
+     * shape) once left every other class loaded before the gate as it was, servlets included:
+     * they ran without limits. The others are now retransformed one by one.
+     */
+    @Test
+    void aClassTheJvmRefusesToRetransformLeavesTheOthersRetransformed() throws Exception {
+        StartupGate gate = new StartupGate(noRules(), AGENT, NEVER_MILLIS);
+        Class<?> servlet = Class.forName("jakarta.servlet.http.HttpServlet");
+        gate.rememberLoaded(new Class<?>[] {StartupGateTest.class, servlet});
+        List<Class<?>> retransformed = new ArrayList<>();
+        Instrumentation instrumentation = (Instrumentation) Proxy.newProxyInstance(APP,
+                new Class<?>[] {Instrumentation.class}, (proxy, method, args) -> {
+                    switch (method.getName()) {
+                        case "getAllLoadedClasses":
+                            return new Class<?>[0];
+                        case "isModifiableClass":
+                            return true;
+                        case "retransformClasses":
+                            List<Object> batch = List.of((Object[]) args[0]);
+                            if (batch.contains(StartupGateTest.class)) {
+                                throw new UnsupportedOperationException("class redefinition failed: attempted to"
+                                        + " change the schema (add/remove fields)");
+                            }
+                            for (Object type : batch) {
+                                retransformed.add((Class<?>) type);
+                            }
+                            return null;
+                        default:
+                            throw new UnsupportedOperationException(method.getName());
+                    }
+                });
+        gate.open(transformer, instrumentation);
+        assertEquals(List.of(servlet), retransformed);
+    }
+
     @Test
     void aLateFailureLeavesTheTransformerInForce() throws Exception {
         StartupGate gate = new StartupGate(noRules(), AGENT, NEVER_MILLIS);
