@@ -27,6 +27,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -176,28 +178,12 @@ class StartupGateTest {
         Class<?> servlet = Class.forName("jakarta.servlet.http.HttpServlet");
         boolean[] registered = new boolean[1];
         List<Class<?>> retransformed = new ArrayList<>();
-        Instrumentation instrumentation = (Instrumentation) Proxy.newProxyInstance(APP,
-                new Class<?>[] {Instrumentation.class}, (proxy, method, args) -> {
-                    switch (method.getName()) {
-                        case "addTransformer":
-                            assertSame(gate, args[0]);
-                            registered[0] = true;
-                            return null;
-                        case "getAllLoadedClasses":
-                            // the servlet class is defined while the gate is registered: a snapshot
-                            // taken before the registration does not hold it
-                            return registered[0] ? new Class<?>[] {servlet} : new Class<?>[0];
-                        case "isModifiableClass":
-                            return true;
-                        case "retransformClasses":
-                            for (Object type : (Object[]) args[0]) {
-                                retransformed.add((Class<?>) type);
-                            }
-                            return null;
-                        default:
-                            throw new UnsupportedOperationException(method.getName());
-                    }
-                });
+        // the servlet class is defined while the gate is registered: a snapshot taken before the
+        // registration does not hold it
+        Instrumentation instrumentation = instrumentation(transformer -> {
+            assertSame(gate, transformer);
+            registered[0] = true;
+        }, () -> registered[0] ? new Class<?>[] {servlet} : new Class<?>[0], retransformed::addAll);
         gate.register(instrumentation);
         assertTrue(registered[0]);
         gate.open(transformer, instrumentation);
@@ -215,27 +201,13 @@ class StartupGateTest {
         Class<?> servlet = Class.forName("jakarta.servlet.http.HttpServlet");
         gate.rememberLoaded(new Class<?>[] {StartupGateTest.class, servlet});
         List<Class<?>> retransformed = new ArrayList<>();
-        Instrumentation instrumentation = (Instrumentation) Proxy.newProxyInstance(APP,
-                new Class<?>[] {Instrumentation.class}, (proxy, method, args) -> {
-                    switch (method.getName()) {
-                        case "getAllLoadedClasses":
-                            return new Class<?>[0];
-                        case "isModifiableClass":
-                            return true;
-                        case "retransformClasses":
-                            List<Object> batch = List.of((Object[]) args[0]);
-                            if (batch.contains(StartupGateTest.class)) {
-                                throw new UnsupportedOperationException("class redefinition failed: attempted to"
-                                        + " change the schema (add/remove fields)");
-                            }
-                            for (Object type : batch) {
-                                retransformed.add((Class<?>) type);
-                            }
-                            return null;
-                        default:
-                            throw new UnsupportedOperationException(method.getName());
-                    }
-                });
+        Instrumentation instrumentation = instrumentation(null, () -> new Class<?>[0], batch -> {
+            if (batch.contains(StartupGateTest.class)) {
+                throw new UnsupportedOperationException("class redefinition failed: attempted to change the schema"
+                        + " (add/remove fields)");
+            }
+            retransformed.addAll(batch);
+        });
         gate.open(transformer, instrumentation);
         assertEquals(List.of(servlet), retransformed);
     }
@@ -251,17 +223,35 @@ class StartupGateTest {
 
     /** An instrumentation whose loaded classes are {@code loaded}, recording what is retransformed. */
     private static Instrumentation instrumentation(List<Class<?>> retransformed, Class<?>... loaded) {
+        return instrumentation(null, () -> loaded, retransformed::addAll);
+    }
+
+    /**
+     * An instrumentation that tells {@code registered} of each transformer added (none may be, if
+     * null), whose loaded classes {@code loaded} gives, and which hands each batch to retransform
+     * to {@code retransform} (which may throw as the JVM does).
+     */
+    private static Instrumentation instrumentation(Consumer<Object> registered, Supplier<Class<?>[]> loaded,
+            Consumer<List<Class<?>>> retransform) {
         return (Instrumentation) Proxy.newProxyInstance(APP, new Class<?>[] {Instrumentation.class},
                 (proxy, method, args) -> {
                     switch (method.getName()) {
+                        case "addTransformer":
+                            if (registered == null) {
+                                throw new UnsupportedOperationException(method.getName());
+                            }
+                            registered.accept(args[0]);
+                            return null;
                         case "getAllLoadedClasses":
-                            return loaded;
+                            return loaded.get();
                         case "isModifiableClass":
                             return true;
                         case "retransformClasses":
+                            List<Class<?>> batch = new ArrayList<>();
                             for (Object type : (Object[]) args[0]) {
-                                retransformed.add((Class<?>) type);
+                                batch.add((Class<?>) type);
                             }
+                            retransform.accept(batch);
                             return null;
                         default:
                             throw new UnsupportedOperationException(method.getName());
