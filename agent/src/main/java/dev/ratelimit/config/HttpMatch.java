@@ -5,7 +5,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * Which HTTP requests a rule applies to: Ant-style path patterns and, optionally, request methods.
@@ -43,11 +42,13 @@ public final class HttpMatch {
     /**
      * The cheapest test for a pattern, for normalised paths (no empty segment, no trailing
      * {@code /}): equality for a pattern without wildcards, a prefix test for one whose only
-     * wildcard is a final {@code /**}, the regular expression otherwise. {@code HttpMatchTest}
-     * checks the first two against the expression.
+     * wildcard is a final {@code /**}, a {@link Glob} otherwise. {@code HttpMatchTest} checks
+     * all three against a regular expression written from the rules above.
+     *
+     * @throws IllegalArgumentException with a message for the user
      */
     static PathTest test(String path) {
-        Pattern regex = compilePath(path);
+        checkPath(path);
         int star = path.indexOf('*');
         if (star < 0) {
             return path::equals;
@@ -57,7 +58,105 @@ public final class HttpMatch {
             String withSlash = prefix + "/";
             return candidate -> candidate.startsWith(withSlash) || candidate.equals(prefix);
         }
-        return candidate -> regex.matcher(candidate).matches();
+        return new Glob(path);
+    }
+
+    /**
+     * A pattern with wildcards, matched segment by segment without a regular expression. The
+     * request's path is the client's to choose, up to {@code RequestPath}'s limit: a backtracking
+     * expression with several {@code [^/]*} in one segment ({@code /r/*-*-*.csv}) took time of the
+     * order of that segment's length to the power of the number of stars on a path built to fail
+     * it, holding a request thread for hours. Here a {@code *} or a {@code **} is taken back one
+     * character or one segment at a time, to the last one seen only, so a match takes at most the
+     * pattern's length times the path's length steps.
+     */
+    static final class Glob implements PathTest {
+        private final String[] segments;
+        /** Which segments are {@code **}. */
+        private final boolean[] anySegments;
+
+        Glob(String pattern) {
+            this.segments = pattern.substring(1).split("/", -1);
+            this.anySegments = new boolean[segments.length];
+            for (int i = 0; i < segments.length; i++) {
+                anySegments[i] = segments[i].equals("**");
+            }
+        }
+
+        @Override
+        public boolean matches(String path) {
+            int length = path.length();
+            if (length == 0 || path.charAt(0) != '/') {
+                // only a pattern of ** alone matches no segment at all
+                return length == 0 && remainingAreAny(0);
+            }
+            int next = 0; // the next pattern segment
+            int at = 0; // the '/' opening the next path segment, or the path's length at its end
+            int anyAt = -1; // the last ** met: its pattern segment ...
+            int anyTook = -1; // ... and where the path segments it takes end
+            while (at < length) {
+                if (next < segments.length && anySegments[next]) {
+                    anyAt = next++;
+                    anyTook = at;
+                    continue;
+                }
+                int end = segmentEnd(path, at);
+                if (next < segments.length && segmentMatches(segments[next], path, at + 1, end)) {
+                    next++;
+                    at = end;
+                } else if (anyAt >= 0) {
+                    // the last ** takes one more path segment, and the rest is tried after it
+                    next = anyAt + 1;
+                    anyTook = segmentEnd(path, anyTook);
+                    at = anyTook;
+                } else {
+                    return false;
+                }
+            }
+            return remainingAreAny(next);
+        }
+
+        private boolean remainingAreAny(int from) {
+            for (int i = from; i < segments.length; i++) {
+                if (!anySegments[i]) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        private static int segmentEnd(String path, int slash) {
+            int end = path.indexOf('/', slash + 1);
+            return end < 0 ? path.length() : end;
+        }
+
+        /** Whether {@code path[from, to)}, one segment, matches {@code glob}, where {@code *} is any run of characters. */
+        static boolean segmentMatches(String glob, String path, int from, int to) {
+            int g = 0;
+            int at = from;
+            int star = -1; // the last * met in the glob ...
+            int starTook = -1; // ... and where the characters it takes end
+            while (at < to) {
+                char c = g < glob.length() ? glob.charAt(g) : 0;
+                if (c == '*') {
+                    star = g++;
+                    starTook = at;
+                } else if (g < glob.length() && c == path.charAt(at)) {
+                    g++;
+                    at++;
+                } else if (star >= 0) {
+                    // the last * takes one more character, and the rest is tried after it
+                    g = star + 1;
+                    at = ++starTook;
+                } else {
+                    return false;
+                }
+            }
+            while (g < glob.length() && glob.charAt(g) == '*') {
+                g++;
+            }
+            return g == glob.length();
+        }
     }
 
     /**
@@ -85,11 +184,11 @@ public final class HttpMatch {
     }
 
     /**
-     * Checks and compiles one path pattern.
+     * Checks one path pattern.
      *
      * @throws IllegalArgumentException with a message for the user
      */
-    static Pattern compilePath(String path) {
+    static void checkPath(String path) {
         if (path == null || !path.startsWith("/")) {
             throw new IllegalArgumentException("invalid path '" + path + "': a path pattern must start with '/'");
         }
@@ -106,28 +205,12 @@ public final class HttpMatch {
             throw new IllegalArgumentException("invalid path '" + path + "': " + unmatchable
                     + "; a request's path is normalised before it is matched, so this pattern would never match");
         }
-        if (path.equals("/")) {
-            return Pattern.compile("/");
-        }
-        StringBuilder regex = new StringBuilder();
         for (String segment : path.substring(1).split("/", -1)) {
-            if (segment.equals("**")) {
-                regex.append("(?:/[^/]*)*");
-                continue;
-            }
-            if (segment.contains("**")) {
+            if (segment.contains("**") && !segment.equals("**")) {
                 throw new IllegalArgumentException("invalid path '" + path
                         + "': '**' must be a whole segment, as in /api/**; use '*' within a segment");
             }
-            regex.append('/');
-            int start = 0;
-            for (int star = segment.indexOf('*'); star >= 0; star = segment.indexOf('*', start)) {
-                regex.append(quote(segment.substring(start, star))).append("[^/]*");
-                start = star + 1;
-            }
-            regex.append(quote(segment.substring(start)));
         }
-        return Pattern.compile(regex.toString());
     }
 
     /**
@@ -164,10 +247,6 @@ public final class HttpMatch {
 
     private static boolean isHex(char c) {
         return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-    }
-
-    private static String quote(String literal) {
-        return literal.isEmpty() ? "" : Pattern.quote(literal);
     }
 
     /** The path patterns as written. */

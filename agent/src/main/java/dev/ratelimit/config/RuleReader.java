@@ -155,7 +155,7 @@ final class RuleReader {
                 String path = reader.text(item, "match.http.path");
                 if (path != null) {
                     try {
-                        HttpMatch.compilePath(path);
+                        HttpMatch.checkPath(path);
                         paths.add(path);
                     } catch (IllegalArgumentException e) {
                         errors.add(item, e.getMessage());

@@ -3,11 +3,14 @@ package dev.ratelimit.config;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -105,26 +108,69 @@ class HttpMatchTest {
     }
 
     /**
-     * The shortcuts (equality, prefix) agree with the regular expression on normalised paths made
-     * from a small alphabet chosen to hit the edges: shared prefixes, dots, stars, nesting.
+     * Every test (equality, prefix, glob) agrees with a regular expression written from the
+     * documented rules, on paths made from a small alphabet chosen to hit the edges: shared
+     * prefixes, dots, stars, nesting, empty and trailing segments (which normalised paths never
+     * have, but the tests must not differ on them either).
      */
     @Test
-    void shortcutsAgreeWithTheRegularExpression() {
+    void everyTestAgreesWithTheRegularExpression() {
         Random random = new Random(6);
-        String[] words = {"api", "ap", "apix", "a", "v1", "x.y", "**", "*", "internal", "."};
+        String[] words = {"api", "ap", "apix", "a", "v1", "x.y", "**", "*", "internal", ".", "", "ab", "b.a"};
         List<String> patterns = List.of("/", "/**", "/api", "/api/**", "/api/v1/**", "/ap/**", "/a/x.y",
-                "/internal/**", "/api/v1", "/x.y/**");
-        for (int i = 0; i < 20_000; i++) {
+                "/internal/**", "/api/v1", "/x.y/**", "/*", "/a*", "/*a", "/a*b", "/*.*", "/**/a", "/**/*.y",
+                "/api/*/v1", "/api/**/v1/**", "/**/a/**/b", "/*/**", "/**/**", "/a*a*a", "/*x*/**/*.a",
+                "/api/*", "/**/api/*");
+        for (int i = 0; i < 40_000; i++) {
             StringBuilder path = new StringBuilder();
-            int segments = random.nextInt(5);
+            int segments = random.nextInt(6);
             for (int s = 0; s < segments; s++) {
                 path.append('/').append(words[random.nextInt(words.length)]);
             }
-            String normalised = path.length() == 0 ? "/" : path.toString();
+            String candidate = path.length() == 0 ? "/" : path.toString();
             for (String pattern : patterns) {
-                assertEquals(HttpMatch.compilePath(pattern).matcher(normalised).matches(),
-                        HttpMatch.test(pattern).matches(normalised), pattern + " against " + normalised);
+                assertEquals(regex(pattern).matcher(candidate).matches(), HttpMatch.test(pattern).matches(candidate),
+                        pattern + " against " + candidate);
             }
         }
+    }
+
+    /** The rules of the class comment as a regular expression: the reference the tests agree with. */
+    private static Pattern regex(String pattern) {
+        if (pattern.equals("/")) {
+            return Pattern.compile("/");
+        }
+        StringBuilder regex = new StringBuilder();
+        for (String segment : pattern.substring(1).split("/", -1)) {
+            if (segment.equals("**")) {
+                regex.append("(?:/[^/]*)*");
+                continue;
+            }
+            regex.append('/');
+            int start = 0;
+            for (int star = segment.indexOf('*'); star >= 0; star = segment.indexOf('*', start)) {
+                regex.append(Pattern.quote(segment.substring(start, star))).append("[^/]*");
+                start = star + 1;
+            }
+            regex.append(Pattern.quote(segment.substring(start)));
+        }
+        return Pattern.compile(regex.toString());
+    }
+
+    /**
+     * A path built to fail a pattern with several stars in one segment is answered at once. With
+     * a backtracking regular expression, {@code [^/]*-[^/]*-[^/]*\.csv} against 8,000 dashes
+     * took of the order of 8,000 cubed steps; a client could hold request threads with it.
+     */
+    @Test
+    void aPathBuiltToFailManyStarsIsAnsweredAtOnce() {
+        HttpMatch match = paths("/r/*-*-*.csv", "/**/a/**/b/**/c");
+        String dashes = "/r/" + "-".repeat(8_000);
+        String segments = "/a/b".repeat(2_000);
+        boolean[] answers = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> new boolean[] {
+            match.matches("GET", dashes), match.matches("GET", segments), match.matches("GET", "/r/a-b-c.csv")});
+        assertFalse(answers[0]);
+        assertFalse(answers[1]);
+        assertTrue(answers[2]);
     }
 }
