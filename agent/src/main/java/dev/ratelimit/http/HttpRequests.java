@@ -92,8 +92,28 @@ public final class HttpRequests implements HttpGate {
         if (!current.isEmpty() && decide(current, api, request, response, facts, verdict)) {
             return RateLimitBridge.REJECTED;
         }
+        if (serving == null) {
+            begin(facts);
+            return facts;
+        }
+        // another request served inside the one being served (a batch endpoint's sub-requests):
+        // when it ends, the thread serves the outer one again, its facts and its depth of calls
+        Nested nested = new Nested(facts, serving, RequestContext.slot().callsAtRequest);
         begin(facts);
-        return facts;
+        return nested;
+    }
+
+    /** What {@link #enter} returns for a request entered while the thread served another. */
+    private static final class Nested {
+        final Object facts;
+        final Object outer;
+        final int outerCallsAtRequest;
+
+        Nested(Object facts, Object outer, int outerCallsAtRequest) {
+            this.facts = facts;
+            this.outer = outer;
+            this.outerCallsAtRequest = outerCallsAtRequest;
+        }
     }
 
     /** The thread begins to serve a request: its facts go in the context, and how deep in limited calls it is. */
@@ -203,6 +223,11 @@ public final class HttpRequests implements HttpGate {
             return false;
         }
         end();
+        if (facts instanceof Nested) {
+            RequestContext.Slot slot = RequestContext.slot();
+            slot.request = ((Nested) facts).outer;
+            slot.callsAtRequest = ((Nested) facts).outerCallsAtRequest;
+        }
         RateLimitExceededException rejection = rejection(thrown);
         if (rejection == null) {
             return false;

@@ -130,6 +130,28 @@ class HttpRequestsTest {
         assertEquals(1, calls.depth, "the call the request was served in is still in progress");
     }
 
+    /**
+     * A request served inside a limited call of another request (a batch endpoint's
+     * sub-request): when the inner one ends, the outer one's depth is back in force, and the
+     * outer one's end closes the call it left open.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void theEndOfARequestServedInsideAnotherGivesTheOuterOneItsDepthBack(String namespace) throws Exception {
+        Calls calls = new Calls();
+        RequestContext.slot().calls = calls;
+        FakeServlet outer = new FakeServlet(namespace);
+        Object outerFacts = gate.enter(outer.request, outer.response);
+        calls.depth = 1;
+        FakeServlet nested = new FakeServlet(namespace);
+        Object nestedFacts = gate.enter(nested.request, nested.response);
+        calls.depth = 2;
+        gate.exit(nested.request, nested.response, nestedFacts, null);
+        assertEquals(1, calls.depth);
+        gate.exit(outer.request, outer.response, outerFacts, null);
+        assertEquals(0, calls.depth);
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
     void aForgedTokenIsCountedAndLimitedAndAValidOneIsNotCounted(String namespace) throws Exception {
@@ -378,8 +400,11 @@ class HttpRequestsTest {
         FakeServlet other = new FakeServlet(namespace);
         Object otherFacts = gate.enter(other.request, other.response);
         assertNotNull(otherFacts, "not the request being served, nor a wrapper of it");
+        assertNotSame(outerFacts, RequestContext.current());
         gate.exit(other.request, other.response, otherFacts, null);
+        assertSame(outerFacts, RequestContext.current(), "the thread serves the outer request again");
         gate.exit(outer.request, outer.response, outerFacts, null);
+        assertNull(RequestContext.current());
         assertEquals(2, rules.get("api").metrics().allowed());
     }
 
