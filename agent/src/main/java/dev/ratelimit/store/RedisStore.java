@@ -130,11 +130,10 @@ public final class RedisStore implements AutoCloseable {
         boolean borrowed = false;
         try (Jedis jedis = pool.getResource()) {
             borrowed = true;
-            long left = (deadline - System.nanoTime()) / 1_000_000L;
-            if (left < 1) {
+            if (deadline - System.nanoTime() <= 0) {
                 throw failed("pool", new JedisException("no Redis connection free within the timeout"));
             }
-            jedis.getConnection().setSoTimeout((int) left);
+            jedis.getConnection().setSoTimeout(millisLeft(deadline));
             List<Long> reply;
             try {
                 reply = (List<Long>) jedis.evalsha(script.sha, keys, args);
@@ -159,8 +158,8 @@ public final class RedisStore implements AutoCloseable {
                 pool.clear();
                 throw failed("connection closed while idle", e);
             }
-            failedCalls.increment();
             if (!timeout || timeoutsInARow.incrementAndGet() >= TIMEOUTS_BEFORE_DOWN) {
+                failedCalls.increment();
                 throw markDown(e);
             }
             throw failed("timeout", e);
@@ -170,14 +169,18 @@ public final class RedisStore implements AutoCloseable {
         }
     }
 
-    /** Milliseconds to the deadline, at least one; none left is a timeout of this call. */
-    private int millisLeft(long deadline) {
-        long left = (deadline - System.nanoTime()) / 1_000_000L;
-        if (left < 1) {
-            throw new JedisConnectionException("the timeout passed while the script was loaded",
+    /**
+     * Milliseconds to the deadline, rounded up (a socket timeout is in whole milliseconds, and 0
+     * would be none: rounded down, a {@code timeout: 1ms} left every call 0 and failed it); no
+     * time left is a timeout of this call.
+     */
+    private static int millisLeft(long deadline) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+            throw new JedisConnectionException("the timeout passed before the call was sent",
                     new SocketTimeoutException("no time left"));
         }
-        return (int) Math.min(Integer.MAX_VALUE, left);
+        return (int) Math.min(Integer.MAX_VALUE, (left + 999_999L) / 1_000_000L);
     }
 
     /** A failure of one call that is not an outage: counted, and logged at most once a minute per kind. */

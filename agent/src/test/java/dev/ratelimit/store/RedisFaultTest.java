@@ -4,10 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ratelimit.config.RedisConfig;
 import dev.ratelimit.config.RuleConfig;
 import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.limit.ActiveRule;
 import dev.ratelimit.limit.Outcome;
+import dev.ratelimit.limit.StoreUnavailableException;
 import dev.ratelimit.testing.RedisServer;
 import dev.ratelimit.testing.WindowGuard;
 import java.nio.file.Path;
@@ -109,6 +111,39 @@ class RedisFaultTest {
     }
 
     /**
+     * {@code timeout: 1ms} is a valid setting. The time left for the command was rounded down to
+     * whole milliseconds: after any time spent borrowing a connection, 0, and every call failed
+     * as "pool" without reaching the server. Calls are tried (with pauses, in case a slow one on
+     * a loaded machine marks the store down) until one is answered.
+     */
+    @Test
+    void aOneMillisecondTimeoutLeavesTheCommandItsMillisecond() throws Exception {
+        RuleConfig lenient = dev.ratelimit.config.ConfigLoader.parse(String.join("\n",
+                "version: 1",
+                "rules:",
+                "  - name: lenient",
+                "    key: arg0",
+                "    limit: 1000000",
+                "    window: 1h",
+                ""), "rules.yaml", Path.of("."), name -> null).rule("lenient").orElseThrow();
+        try (RedisStore fast = new RedisStore(
+                new RedisConfig(server.uri(), java.time.Duration.ofMillis(1), "rl-1ms:"))) {
+            RedisLimiter limiter = new RedisLimiter(fast, lenient);
+            boolean answered = false;
+            long until = System.nanoTime() + 5_000_000_000L;
+            while (!answered && System.nanoTime() < until) {
+                try {
+                    limiter.acquire("k");
+                    answered = true;
+                } catch (StoreUnavailableException e) {
+                    Thread.sleep(20);
+                }
+            }
+            assertTrue(answered, "no call was answered in 5 s");
+        }
+    }
+
+    /**
      * A connection the server closed while it waited in the pool (Redis's own {@code timeout},
      * or a NAT's idle timeout) fails the one call that finds it, not the store: it once marked
      * the store down, and every rule with {@code on-error: reject} rejected its calls until the
@@ -175,9 +210,9 @@ class RedisFaultTest {
     void aHungServerCostsAtMostTheTimeoutThenCallsFailFast() throws Exception {
         assertLimitingWorks("before-pause");
         server.pause();
+        List<Long> allowed = new ArrayList<>();
+        List<Long> rejected = new ArrayList<>();
         try {
-            List<Long> allowed = new ArrayList<>();
-            List<Long> rejected = new ArrayList<>();
             long slowest = traffic(800, "paused-", allowed, rejected);
             System.out.println("RedisFaultTest paused (SIGSTOP): " + (allowed.size() + rejected.size())
                     + " calls in 800 ms, slowest " + slowest + " ms");
@@ -194,6 +229,9 @@ class RedisFaultTest {
         assertTrue(store.isUp() && recovered <= 2_000, "recovered after " + recovered + " ms");
         assertLimitingWorks("after-pause");
         assertEquals(1, count("answers again"), logged.toString());
+        // each failed call counted once (the timeouts before the outage were counted twice)
+        assertEquals(1, count("; " + (allowed.size() + rejected.size()) + " calls followed on-error meanwhile"),
+                logged.toString());
     }
 
     @Test
