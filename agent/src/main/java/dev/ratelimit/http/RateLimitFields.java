@@ -9,7 +9,8 @@ import java.util.List;
 /**
  * The response fields of draft-ietf-httpapi-ratelimit-headers-11 for one rule, and the RFC 9457
  * problem body of a rejection. Rule names are restricted by the loader to characters that need
- * no escaping in a structured-field string or in JSON.
+ * no escaping in a structured-field string or in JSON; the body escapes a name anyway, since a
+ * rejection the application throws itself may carry any.
  *
  * <p>A rule with one limit is one policy named after the rule; a rule with several limits is one
  * policy per limit, named {@code RULE-WINDOW} (e.g. {@code send-1s}, {@code send-1h}).
@@ -59,9 +60,13 @@ final class RateLimitFields {
         return itemStart + "0;t=" + seconds(retryMillis);
     }
 
-    /** Whole seconds, rounded up, at least 1: a client told to retry never retries too early. */
+    /**
+     * Whole seconds, rounded up, at least 1: a client told to retry never retries too early.
+     * (Not {@code (millis + 999) / 1000}: an application's own exception may carry any duration,
+     * and near {@code Long.MAX_VALUE} that sum overflows to a retry after 1 s.)
+     */
     static long seconds(long millis) {
-        return Math.max(1, (millis + 999) / 1000);
+        return Math.max(1, millis / 1000 + (millis % 1000 > 0 ? 1 : 0));
     }
 
     /** The problem+json body naming the violated policies (never a key or token). */
@@ -73,9 +78,38 @@ final class RateLimitFields {
                 .append("\"detail\":\"Too many requests; retry after ").append(retrySeconds).append(" s.\",")
                 .append("\"violated-policies\":[");
         for (int i = 0; i < violated.size(); i++) {
-            json.append(i == 0 ? "" : ",").append('"').append(violated.get(i)).append('"');
+            json.append(i == 0 ? "" : ",");
+            jsonString(json, violated.get(i));
         }
         json.append("]}");
         return json.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * A JSON string. The rule file's names need no escaping, but a rejection the application
+     * threw itself ({@code RateLimitExceededException} is public) may name anything.
+     */
+    private static void jsonString(StringBuilder json, String text) {
+        json.append('"');
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == '"' || c == '\\') {
+                json.append('\\').append(c);
+            } else if (c < 0x20 || c == 0x7F || Character.isSurrogate(c) && !wellFormedPair(text, i)) {
+                json.append(String.format("\\u%04x", (int) c));
+            } else {
+                json.append(c);
+            }
+        }
+        json.append('"');
+    }
+
+    /** Whether the surrogate at {@code i} is half of a well-formed pair (else UTF-8 cannot encode it). */
+    private static boolean wellFormedPair(String text, int i) {
+        char c = text.charAt(i);
+        if (Character.isHighSurrogate(c)) {
+            return i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1));
+        }
+        return i > 0 && Character.isHighSurrogate(text.charAt(i - 1));
     }
 }

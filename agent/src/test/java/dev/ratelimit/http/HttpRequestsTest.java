@@ -490,6 +490,26 @@ class HttpRequestsTest {
         assertFalse(gate.exit(servlet.request, servlet.response, facts, new IllegalStateException("unrelated")));
     }
 
+    /**
+     * {@code RateLimitExceededException} is public: an application may throw its own, naming any
+     * rule and any duration. The body stays valid JSON, and a retry far off is not turned into
+     * a retry after 1 s by an overflow.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aRejectionTheApplicationMadeItselfGetsAValidBodyAndRetry(String namespace) throws Exception {
+        FakeServlet servlet = new FakeServlet(namespace);
+        servlet.uri = "/other";
+        Object facts = gate.enter(servlet.request, servlet.response);
+        Throwable thrown = new ServletException(
+                new RateLimitExceededException("partner \"acme\" \\ 1\n", Duration.ofMillis(Long.MAX_VALUE)));
+        assertTrue(gate.exit(servlet.request, servlet.response, facts, thrown));
+        assertEquals(429, servlet.status);
+        assertEquals(String.valueOf(Long.MAX_VALUE / 1000 + 1), servlet.responseHeaders.get("Retry-After"));
+        assertTrue(servlet.body().contains("\"violated-policies\":[\"partner \\\"acme\\\" \\\\ 1\\u000a\"]}"),
+                servlet.body());
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
     void theRequestFactsAreWhatMethodRulesKeyOn(String namespace) throws Exception {
