@@ -159,7 +159,7 @@ public final class HttpRequests implements HttpGate {
             }
             boolean exempted = rule.config().exempt() && facts.exempt();
             long outcome = rule.decide(null, facts);
-            if (exempted || rule.config().mode() == Mode.SHADOW) {
+            if (exempted || rule.config().mode() == Mode.SHADOW || outcome == Outcome.ALLOWED_UNCOUNTED) {
                 continue;
             }
             RateLimitFields fields = current.fields(index);

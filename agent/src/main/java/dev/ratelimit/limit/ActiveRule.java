@@ -143,7 +143,7 @@ public final class ActiveRule {
         } catch (StoreUnavailableException e) {
             metrics.storeErrors.increment();
             // shadow mode never rejects, whatever on-error says
-            return rejectOnStoreError && !shadow ? Outcome.rejected(STORE_ERROR_RETRY_MILLIS) : Outcome.allowed(0);
+            return rejectOnStoreError && !shadow ? Outcome.rejected(STORE_ERROR_RETRY_MILLIS) : Outcome.ALLOWED_UNCOUNTED;
         }
         if (Outcome.isAllowed(outcome)) {
             if (!limiterCountsAllowed) {

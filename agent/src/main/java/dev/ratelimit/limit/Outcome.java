@@ -14,6 +14,14 @@ public final class Outcome {
         return Math.max(0, remaining);
     }
 
+    /**
+     * An allowed call that was not counted: the store failed and the rule's {@code on-error} let
+     * it through. No count reaches {@code Long.MAX_VALUE} calls left, so this is no real
+     * outcome. An HTTP response leaves the rule's fields out for it, since how much of the
+     * quota is left is not known (saying 0 tells a client to stop).
+     */
+    public static final long ALLOWED_UNCOUNTED = Long.MAX_VALUE;
+
     /** A rejected call that may be retried after {@code retryMillis} (at least one). */
     public static long rejected(long retryMillis) {
         return -Math.max(1, retryMillis);

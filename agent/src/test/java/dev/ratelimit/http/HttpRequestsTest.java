@@ -16,7 +16,9 @@ import dev.ratelimit.config.ConfigLoader;
 import dev.ratelimit.config.RuleConfig;
 import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.limit.ActiveRule;
+import dev.ratelimit.limit.Limiter;
 import dev.ratelimit.limit.RequestKeys;
+import dev.ratelimit.limit.StoreUnavailableException;
 import dev.ratelimit.limit.ThreadCalls;
 import dev.ratelimit.testing.WindowGuard;
 import java.nio.file.Path;
@@ -488,6 +490,53 @@ class HttpRequestsTest {
         assertNull(servlet.responseHeaders.get("X-Partial"), "the response is replaced");
         assertTrue(servlet.body().contains("\"violated-policies\":[\"api\"]"), servlet.body());
         assertFalse(gate.exit(servlet.request, servlet.response, facts, new IllegalStateException("unrelated")));
+    }
+
+    /**
+     * A rule whose store failed, with {@code on-error: allow}, lets the request through without
+     * knowing how much of its quota is left: its fields are left out. They said {@code r=0},
+     * which tells a client that follows the draft to stop until {@code t}.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aRuleWhoseStoreFailedOpenAddsNoFieldsToTheResponse(String namespace) throws Exception {
+        RuleSet ruleSet = ConfigLoader.parse(String.join("\n",
+                "version: 1",
+                "rules:",
+                "  - name: api",
+                "    match: {http: {path: /api/**}}",
+                "    limit: 2",
+                "    window: 1h",
+                "  - name: shared",
+                "    match: {http: {path: /api/**}}",
+                "    limit: 5",
+                "    window: 1h",
+                ""), "rules.yaml", Path.of("."), name -> null);
+        Limiter down = new Limiter() {
+            @Override
+            public long acquire(String key) {
+                throw new StoreUnavailableException("Redis at redis://localhost:6379 is not answering", null);
+            }
+
+            @Override
+            public long trackedKeys() {
+                return -1;
+            }
+        };
+        ActiveRule api = new ActiveRule(ruleSet.rule("api").orElseThrow(), 1000);
+        ActiveRule shared = new ActiveRule(ruleSet.rule("shared").orElseThrow(), down);
+        HttpRules httpRules = new HttpRules(ruleSet, List.of(api, shared),
+                name -> name.equals("api") ? api : name.equals("shared") ? shared : null);
+        HttpRequests failing = new HttpRequests(() -> httpRules);
+        FakeServlet servlet = new FakeServlet(namespace);
+        Object facts = failing.enter(servlet.request, servlet.response);
+        assertNotSame(RateLimitBridge.REJECTED, facts);
+        failing.exit(servlet.request, servlet.response, facts, null);
+        assertEquals(1, shared.metrics().storeErrors());
+        assertEquals("\"api\";q=2;w=3600", servlet.responseHeaders.get("RateLimit-Policy"));
+        assertTrue(servlet.responseHeaders.get("RateLimit").startsWith("\"api\";r=1;t="),
+                servlet.responseHeaders.get("RateLimit"));
+        assertFalse(servlet.responseHeaders.get("RateLimit").contains("shared"), servlet.responseHeaders.get("RateLimit"));
     }
 
     /**
