@@ -4,17 +4,27 @@ import dev.ratelimit.config.RedisConfig;
 import dev.ratelimit.limit.StoreUnavailableException;
 import java.lang.System.Logger.Level;
 import java.net.SocketTimeoutException;
+import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import javax.net.ssl.SSLParameters;
+import org.apache.commons.pool2.PooledObject;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisFactory;
 import redis.clients.jedis.JedisPool;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisException;
@@ -58,6 +68,12 @@ public final class RedisStore implements AutoCloseable {
     private final Map<String, AtomicLong> lastLogged = new ConcurrentHashMap<>();
     private volatile boolean closed;
     private volatile StoreUnavailableException outage;
+    /** Opens connections for application threads (see {@link OpenedInBackground}). */
+    private final ExecutorService connector;
+    private Future<?> opening;
+
+    /** Set on the store's own threads: they may open connections. */
+    private static final ThreadLocal<Boolean> MAY_CONNECT = new ThreadLocal<>();
 
     public RedisStore(RedisConfig config) {
         this.config = config;
@@ -71,17 +87,110 @@ public final class RedisStore implements AutoCloseable {
         poolConfig.setBlockWhenExhausted(true);
         poolConfig.setJmxEnabled(false);
         try {
-            this.pool = new JedisPool(poolConfig, config.connectionUri(), timeoutMillis, timeoutMillis, null,
-                    serverIdentityChecked(), null);
+            this.pool = new JedisPool(poolConfig, new OpenedInBackground(config.connectionUri(), timeoutMillis));
         } catch (RuntimeException e) {
             // the rule file's check refuses what the client would; should it differ, the
             // client's message repeats the URI, password included, so it is not passed on
             throw new IllegalArgumentException("the Redis client refused store.redis.uri " + config.maskedUri() + " ("
                     + e.getClass().getSimpleName() + ")");
         }
-        Thread warmUp = new Thread(this::warmUp, "rate-limit-agent-redis-warm-up");
+        this.connector = Executors.newSingleThreadExecutor(task -> {
+            Thread thread = new Thread(() -> {
+                MAY_CONNECT.set(Boolean.TRUE);
+                task.run();
+            }, "rate-limit-agent-redis-connector");
+            thread.setDaemon(true);
+            return thread;
+        });
+        Thread warmUp = new Thread(() -> {
+            MAY_CONNECT.set(Boolean.TRUE);
+            warmUp();
+        }, "rate-limit-agent-redis-warm-up");
         warmUp.setDaemon(true);
         warmUp.start();
+    }
+
+    /**
+     * Opens connections on the store's own threads only. Opening one takes several round trips
+     * (the connect, the TLS handshake, {@code AUTH}, {@code CLIENT SETINFO}, {@code SELECT}),
+     * each with the whole timeout: on an application thread that was two to four times the
+     * timeout, where the specification allows one. An application thread that finds no idle
+     * connection asks the connector thread for one and waits for it until its deadline
+     * ({@link #borrow}).
+     */
+    private static final class OpenedInBackground extends JedisFactory {
+        OpenedInBackground(URI uri, int timeoutMillis) {
+            super(uri, timeoutMillis, timeoutMillis, null, null, serverIdentityChecked(), null);
+        }
+
+        @Override
+        public PooledObject<Jedis> makeObject() throws Exception {
+            if (MAY_CONNECT.get() == null) {
+                throw NotOnThisThread.INSTANCE;
+            }
+            return super.makeObject();
+        }
+    }
+
+    /** What the pool throws on an application thread that would have opened a connection. */
+    private static final class NotOnThisThread extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        static final NotOnThisThread INSTANCE = new NotOnThisThread();
+
+        private NotOnThisThread() {
+            super("connections are opened in the background", null, false, false);
+        }
+    }
+
+    /**
+     * A connection from the pool, opened by the connector thread if none is idle, within the
+     * call's deadline.
+     *
+     * @throws JedisConnectionException when the connector could not open one (the server is
+     *     down, say)
+     * @throws StoreUnavailableException when none was opened in time (counted, as {@link #failed})
+     * @throws JedisException when none was free in time
+     */
+    private Jedis borrow(long deadline) {
+        while (true) {
+            try {
+                return pool.getResource();
+            } catch (JedisException e) {
+                if (!(e.getCause() instanceof NotOnThisThread)) {
+                    throw e;
+                }
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw failed("pool", new JedisException("no Redis connection opened within the timeout"));
+            }
+            try {
+                opening().get(left, TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                throw failed("pool", new JedisException("no Redis connection opened within the timeout"));
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof JedisException) {
+                    throw (JedisException) e.getCause();
+                }
+                throw new JedisException("opening a Redis connection failed", e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new JedisException("interrupted while a Redis connection was opened");
+            } catch (RejectedExecutionException e) {
+                throw new JedisException("the store is closed");
+            }
+        }
+    }
+
+    /** The connector's opening of one idle connection: the one under way, or a new one. */
+    private synchronized Future<?> opening() {
+        if (opening == null || opening.isDone()) {
+            opening = connector.submit(() -> {
+                pool.addObject();
+                return null;
+            });
+        }
+        return opening;
     }
 
     /**
@@ -128,7 +237,7 @@ public final class RedisStore implements AutoCloseable {
         }
         long deadline = System.nanoTime() + timeoutNanos;
         boolean borrowed = false;
-        try (Jedis jedis = pool.getResource()) {
+        try (Jedis jedis = borrow(deadline)) {
             borrowed = true;
             if (deadline - System.nanoTime() <= 0) {
                 throw failed("pool", new JedisException("no Redis connection free within the timeout"));
@@ -208,7 +317,10 @@ public final class RedisStore implements AutoCloseable {
             outage = failure;
             LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " is not answering ("
                     + cause.getMessage() + "); each rule follows its on-error until it is back");
-            Thread probe = new Thread(this::probeUntilUp, "rate-limit-agent-redis-probe");
+            Thread probe = new Thread(() -> {
+                MAY_CONNECT.set(Boolean.TRUE);
+                probeUntilUp();
+            }, "rate-limit-agent-redis-probe");
             probe.setDaemon(true);
             probe.start();
         }
@@ -231,8 +343,14 @@ public final class RedisStore implements AutoCloseable {
                 delay = Math.min(MAX_PROBE_DELAY_MILLIS, delay * 2);
                 continue;
             }
-            // connections opened before the outage may be dead: drop the idle ones
+            // connections opened before the outage may be dead: drop the idle ones, and open
+            // one for the calls to come
             pool.clear();
+            try {
+                pool.addObject();
+            } catch (Exception e) {
+                // the next call asks the connector for one
+            }
             timeoutsInARow.set(0);
             outage = null;
             down.set(false);
@@ -251,6 +369,7 @@ public final class RedisStore implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        connector.shutdownNow();
         pool.close();
     }
 }

@@ -111,6 +111,111 @@ class RedisFaultTest {
     }
 
     /**
+     * Opening a connection takes several round trips ({@code AUTH}, {@code CLIENT SETINFO},
+     * {@code SELECT}), each allowed the whole timeout. A call that found no idle connection
+     * opened one itself and waited for all of them: here about three times the timeout. The
+     * proxy delays the first three replies on each connection by 0.9 of the timeout; the first
+     * call must still return within the timeout (plus the margin), and once the store's own
+     * thread has opened the connection, calls go through it.
+     */
+    @Test
+    void aCallThatFindsNoOpenConnectionWaitsNoLongerThanTheTimeout() throws Exception {
+        long timeout = 200;
+        try (RedisServer guarded = RedisServer.start(List.of("--requirepass", "secret"));
+                SlowHandshakeProxy proxy = new SlowHandshakeProxy(guarded.port(), 3, timeout * 9 / 10);
+                RedisStore cold = new RedisStore(new RedisConfig("redis://:secret@127.0.0.1:" + proxy.port() + "/1",
+                        java.time.Duration.ofMillis(timeout), "rl-cold:"))) {
+            RedisLimiter limiter = new RedisLimiter(cold, allow.config());
+            long millis = timed(() -> {
+                try {
+                    limiter.acquire("first");
+                } catch (StoreUnavailableException e) {
+                    // the rule's on-error decides it; only the time matters here
+                }
+            });
+            assertTrue(millis <= timeout + MARGIN_MILLIS, "the first call took " + millis + " ms");
+            boolean answered = false;
+            long until = System.nanoTime() + 5_000_000_000L;
+            while (!answered && System.nanoTime() < until) {
+                try {
+                    limiter.acquire("later");
+                    answered = true;
+                } catch (StoreUnavailableException e) {
+                    Thread.sleep(50);
+                }
+            }
+            assertTrue(answered, "no call was answered in 5 s");
+        }
+    }
+
+    /** Forwards to a port, holding back the first replies on each connection. */
+    private static final class SlowHandshakeProxy implements AutoCloseable {
+        private final java.net.ServerSocket listener = new java.net.ServerSocket(0, 50,
+                java.net.InetAddress.getLoopbackAddress());
+        private final List<java.net.Socket> sockets = new CopyOnWriteArrayList<>();
+
+        SlowHandshakeProxy(int target, int slowReplies, long delayMillis) throws java.io.IOException {
+            Thread acceptor = new Thread(() -> {
+                while (!listener.isClosed()) {
+                    try {
+                        java.net.Socket client = listener.accept();
+                        java.net.Socket server = new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), target);
+                        sockets.add(client);
+                        sockets.add(server);
+                        pump(client, server, 0, 0);
+                        pump(server, client, slowReplies, delayMillis);
+                    } catch (java.io.IOException e) {
+                        return;
+                    }
+                }
+            }, "slow-handshake-proxy");
+            acceptor.setDaemon(true);
+            acceptor.start();
+        }
+
+        private static void pump(java.net.Socket from, java.net.Socket to, int slowChunks, long delayMillis) {
+            Thread thread = new Thread(() -> {
+                byte[] buffer = new byte[8192];
+                try {
+                    for (int chunk = 0;; chunk++) {
+                        int read = from.getInputStream().read(buffer);
+                        if (read < 0) {
+                            break;
+                        }
+                        if (chunk < slowChunks) {
+                            Thread.sleep(delayMillis);
+                        }
+                        to.getOutputStream().write(buffer, 0, read);
+                    }
+                } catch (java.io.IOException | InterruptedException e) {
+                    // a side closed
+                } finally {
+                    try {
+                        to.close();
+                        from.close();
+                    } catch (java.io.IOException e) {
+                        // closing
+                    }
+                }
+            }, "slow-handshake-pump");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        int port() {
+            return listener.getLocalPort();
+        }
+
+        @Override
+        public void close() throws java.io.IOException {
+            listener.close();
+            for (java.net.Socket socket : sockets) {
+                socket.close();
+            }
+        }
+    }
+
+    /**
      * {@code timeout: 1ms} is a valid setting. The time left for the command was rounded down to
      * whole milliseconds: after any time spent borrowing a connection, 0, and every call failed
      * as "pool" without reaching the server. Calls are tried (with pauses, in case a slow one on
