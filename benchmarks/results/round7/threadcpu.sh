@@ -2,10 +2,15 @@
 # usage: threadcpu.sh LABEL JAVA_ARGS... ; prints "LABEL thread cpu_ms" lines incl. ended threads total
 cd "$(dirname "$0")/../../.."  # the repository root
 label=$1; shift
-port=$((20000 + RANDOM % 20000))
+# a port the kernel just handed out as free (a random one collided with a port in use, and the
+# loop below then waited forever for an application that had exited)
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 java "$@" -jar test-app/target/test-app.jar --server.port=$port >/tmp/tc-$label.log 2>&1 &
 pid=$!
-until curl -sf -o /dev/null "http://127.0.0.1:$port/api/domains/shop.example.com"; do sleep 0.01; done
+until curl -sf -o /dev/null "http://127.0.0.1:$port/api/domains/shop.example.com"; do
+  kill -0 $pid 2>/dev/null || { echo "$label: the application exited; see /tmp/tc-$label.log" >&2; exit 1; }
+  sleep 0.01
+done
 hz=$(getconf CLK_TCK)
 total=$(awk -v hz=$hz '{print int(($14+$15)*1000/hz)}' /proc/$pid/stat)
 sum=0
