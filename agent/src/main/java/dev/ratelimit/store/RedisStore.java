@@ -147,7 +147,7 @@ public final class RedisStore implements AutoCloseable {
      * call's deadline.
      *
      * @throws JedisConnectionException when the connector could not open one (the server is
-     *     down, say)
+     *     down, or refuses the password)
      * @throws StoreUnavailableException when none was opened in time (counted, as {@link #failed})
      * @throws JedisException when none was free in time
      */
@@ -169,10 +169,14 @@ public final class RedisStore implements AutoCloseable {
             } catch (TimeoutException e) {
                 throw failed("pool", new JedisException("no Redis connection opened within the timeout"));
             } catch (ExecutionException e) {
-                if (e.getCause() instanceof JedisException) {
-                    throw (JedisException) e.getCause();
+                // Whatever stopped the connector (refused, a wrong password, the server's client
+                // limit) is an outage: calls fail fast and the probe tries again with backoff,
+                // rather than each call having another connection opened
+                Throwable cause = e.getCause();
+                if (cause instanceof JedisConnectionException) {
+                    throw (JedisConnectionException) cause;
                 }
-                throw new JedisException("opening a Redis connection failed", e.getCause());
+                throw new JedisConnectionException("could not open a connection: " + cause.getMessage(), cause);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new JedisException("interrupted while a Redis connection was opened");

@@ -148,6 +148,39 @@ class RedisFaultTest {
         }
     }
 
+    /**
+     * A wrong password (or the server's client limit) refuses every new connection. Each call
+     * that found no connection used to open one and send AUTH again: a connection per call.
+     * Now the connector's failure is an outage, logged once, and only the probe tries again.
+     */
+    @Test
+    void aRefusedPasswordIsAnOutageNotAConnectionPerCall() throws Exception {
+        try (RedisServer guarded = RedisServer.start(List.of("--requirepass", "secret"));
+                RedisStore refused = new RedisStore(new RedisConfig("redis://:wrong@127.0.0.1:" + guarded.port() + "/0",
+                        java.time.Duration.ofMillis(TIMEOUT_MILLIS), "rl-refused:"))) {
+            RedisLimiter limiter = new RedisLimiter(refused, allow.config());
+            int failed = 0;
+            for (int i = 0; i < 40; i++) {
+                try {
+                    limiter.acquire("k" + i);
+                } catch (StoreUnavailableException e) {
+                    failed++;
+                }
+                Thread.sleep(10);
+            }
+            assertEquals(40, failed);
+            assertFalse(refused.isUp());
+            assertEquals(1, count("is not answering"), logged.toString());
+            try (Jedis admin = guarded.client()) {
+                admin.auth("secret");
+                String stats = admin.info("stats");
+                long connections = Long.parseLong(stats.replaceAll("(?s).*total_connections_received:(\\d+).*", "$1"));
+                // the warm-up, the connector's one try, the probe's (backoff from 25 ms), this client
+                assertTrue(connections <= 12, connections + " connections for 40 calls");
+            }
+        }
+    }
+
     /** Forwards to a port, holding back the first replies on each connection. */
     private static final class SlowHandshakeProxy implements AutoCloseable {
         private final java.net.ServerSocket listener = new java.net.ServerSocket(0, 50,
