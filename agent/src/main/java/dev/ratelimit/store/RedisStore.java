@@ -8,12 +8,13 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -37,7 +38,8 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
  *
  * <p>One round trip per decision: a Lua script that does every limit of the rule atomically on
  * the server ({@link RedisLimiter}). An application thread never waits longer than
- * {@code redis.timeout}: borrowing a connection and the command share one deadline.
+ * {@code redis.timeout}: borrowing a connection and the command share one deadline, and
+ * connections are opened by the store's own threads only ({@link OpenedInBackground}).
  *
  * <p>When the server fails to answer (refused, reset, timed out), the store is marked down: every
  * call from then on fails at once, without touching the network, and each rule does what its
@@ -54,6 +56,7 @@ public final class RedisStore implements AutoCloseable {
     private static final long MAX_PROBE_DELAY_MILLIS = 500;
     private static final int TIMEOUTS_BEFORE_DOWN = 3;
     private static final long FAILURE_LOG_INTERVAL_NANOS = 60_000_000_000L;
+    private static final int MAX_CONNECTIONS = 64;
 
     final RedisScript fixedWindow = RedisScript.load("fixed-window.lua");
     final RedisScript slidingWindow = RedisScript.load("sliding-window.lua");
@@ -68,9 +71,11 @@ public final class RedisStore implements AutoCloseable {
     private final Map<String, AtomicLong> lastLogged = new ConcurrentHashMap<>();
     private volatile boolean closed;
     private volatile StoreUnavailableException outage;
-    /** Opens connections for application threads (see {@link OpenedInBackground}). */
-    private final ExecutorService connector;
-    private Future<?> opening;
+    /**
+     * Opens connections for application threads (see {@link OpenedInBackground}): a thread per
+     * opening under way, as many as the pool holds at most, each ending when idle a while.
+     */
+    private final ThreadPoolExecutor connector;
 
     /** Set on the store's own threads: they may open connections. */
     private static final ThreadLocal<Boolean> MAY_CONNECT = new ThreadLocal<>();
@@ -80,8 +85,8 @@ public final class RedisStore implements AutoCloseable {
         int timeoutMillis = (int) Math.max(1, config.timeout().toMillis());
         this.timeoutNanos = config.timeout().toNanos();
         GenericObjectPoolConfig<Jedis> poolConfig = new GenericObjectPoolConfig<>();
-        poolConfig.setMaxTotal(64);
-        poolConfig.setMaxIdle(64);
+        poolConfig.setMaxTotal(MAX_CONNECTIONS);
+        poolConfig.setMaxIdle(MAX_CONNECTIONS);
         poolConfig.setMinIdle(0);
         poolConfig.setMaxWait(config.timeout());
         poolConfig.setBlockWhenExhausted(true);
@@ -94,20 +99,9 @@ public final class RedisStore implements AutoCloseable {
             throw new IllegalArgumentException("the Redis client refused store.redis.uri " + config.maskedUri() + " ("
                     + e.getClass().getSimpleName() + ")");
         }
-        this.connector = Executors.newSingleThreadExecutor(task -> {
-            Thread thread = new Thread(() -> {
-                MAY_CONNECT.set(Boolean.TRUE);
-                task.run();
-            }, "rate-limit-agent-redis-connector");
-            thread.setDaemon(true);
-            return thread;
-        });
-        Thread warmUp = new Thread(() -> {
-            MAY_CONNECT.set(Boolean.TRUE);
-            warmUp();
-        }, "rate-limit-agent-redis-warm-up");
-        warmUp.setDaemon(true);
-        warmUp.start();
+        this.connector = new ThreadPoolExecutor(0, MAX_CONNECTIONS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
+                task -> storeThread("rate-limit-agent-redis-connector", task));
+        storeThread("rate-limit-agent-redis-warm-up", this::warmUp).start();
     }
 
     /**
@@ -143,31 +137,63 @@ public final class RedisStore implements AutoCloseable {
     }
 
     /**
-     * A connection from the pool, opened by the connector thread if none is idle, within the
-     * call's deadline.
+     * A thread of the store's own: it may open connections, it holds no application class loader
+     * as its context loader (a connector thread is created by the application thread whose call
+     * needed it, and lives on; on an application server that pinned the web application's
+     * loader), and it inherits no thread-local of the thread that created it.
+     */
+    private static Thread storeThread(String name, Runnable body) {
+        Thread thread = new Thread(null, () -> {
+            MAY_CONNECT.set(Boolean.TRUE);
+            body.run();
+        }, name, 0, false);
+        thread.setDaemon(true);
+        thread.setContextClassLoader(RedisStore.class.getClassLoader());
+        return thread;
+    }
+
+    /**
+     * A connection from the pool within the call's deadline: an idle one, else one the connector
+     * opens for this call (several calls, several openings at once, as when each call opened its
+     * own), else one returned by another call while the pool is full.
      *
      * @throws JedisConnectionException when the connector could not open one (the server is
      *     down, or refuses the password)
-     * @throws StoreUnavailableException when none was opened in time (counted, as {@link #failed})
-     * @throws JedisException when none was free in time
+     * @throws StoreUnavailableException when none was free or opened in time (counted, as
+     *     {@link #failed})
      */
     private Jedis borrow(long deadline) {
         while (true) {
-            try {
-                return pool.getResource();
-            } catch (JedisException e) {
-                if (!(e.getCause() instanceof NotOnThisThread)) {
-                    throw e;
-                }
-            }
             long left = deadline - System.nanoTime();
             if (left <= 0) {
-                throw failed("pool", new JedisException("no Redis connection opened within the timeout"));
+                throw failed("pool", new JedisException("no Redis connection free or opened within the timeout"));
             }
             try {
-                opening().get(left, TimeUnit.NANOSECONDS);
+                // not JedisPool.getResource: it would wait the whole timeout when the pool is full
+                return pool.borrowObject(Duration.ofNanos(left));
+            } catch (NoSuchElementException e) {
+                throw failed("pool", new JedisException("no Redis connection free within the timeout"));
+            } catch (JedisException e) {
+                throw e;
+            } catch (Exception e) {
+                if (!(e instanceof NotOnThisThread)) {
+                    throw new JedisException("borrowing a Redis connection failed", e);
+                }
+            }
+            Future<?> opened;
+            try {
+                opened = connector.submit(this::openIdleConnection);
+            } catch (RejectedExecutionException e) {
+                // closed, or as many openings under way as the pool can hold
+                throw failed("pool", new JedisException("no Redis connection free within the timeout"));
+            }
+            try {
+                opened.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (TimeoutException e) {
-                throw failed("pool", new JedisException("no Redis connection opened within the timeout"));
+                // the server did not finish a connection's set-up in time: a timeout of this call,
+                // three in a row an outage, as when the call waited for the server itself
+                throw new JedisConnectionException("no Redis connection opened within the timeout",
+                        new SocketTimeoutException("opening a connection"));
             } catch (ExecutionException e) {
                 // Whatever stopped the connector (refused, a wrong password, the server's client
                 // limit) is an outage: calls fail fast and the probe tries again with backoff,
@@ -186,15 +212,23 @@ public final class RedisStore implements AutoCloseable {
         }
     }
 
-    /** The connector's opening of one idle connection: the one under way, or a new one. */
-    private synchronized Future<?> opening() {
-        if (opening == null || opening.isDone()) {
-            opening = connector.submit(() -> {
-                pool.addObject();
-                return null;
-            });
+    /** Opens a connection and leaves it idle in the pool (on a store thread). */
+    private Void openIdleConnection() throws Exception {
+        pool.addObject();
+        if (closed) {
+            // close() ran while it was being opened: the closed pool keeps what is added to it
+            pool.clear();
         }
-        return opening;
+        return null;
+    }
+
+    /** Gives a borrowed connection back, as {@code Jedis.close} does for one from {@code getResource}. */
+    private void release(Jedis jedis) {
+        if (jedis.isBroken()) {
+            pool.returnBrokenResource(jedis);
+        } else {
+            pool.returnResource(jedis);
+        }
     }
 
     /**
@@ -241,7 +275,9 @@ public final class RedisStore implements AutoCloseable {
         }
         long deadline = System.nanoTime() + timeoutNanos;
         boolean borrowed = false;
-        try (Jedis jedis = borrow(deadline)) {
+        Jedis jedis = null;
+        try {
+            jedis = borrow(deadline);
             borrowed = true;
             if (deadline - System.nanoTime() <= 0) {
                 throw failed("pool", new JedisException("no Redis connection free within the timeout"));
@@ -279,6 +315,10 @@ public final class RedisStore implements AutoCloseable {
         } catch (JedisException e) {
             // the server answered with an error, or the pool had no connection in time
             throw failed(e.getMessage() != null && e.getMessage().startsWith("OOM") ? "out of memory" : "error", e);
+        } finally {
+            if (jedis != null) {
+                release(jedis);
+            }
         }
     }
 
@@ -321,12 +361,7 @@ public final class RedisStore implements AutoCloseable {
             outage = failure;
             LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " is not answering ("
                     + cause.getMessage() + "); each rule follows its on-error until it is back");
-            Thread probe = new Thread(() -> {
-                MAY_CONNECT.set(Boolean.TRUE);
-                probeUntilUp();
-            }, "rate-limit-agent-redis-probe");
-            probe.setDaemon(true);
-            probe.start();
+            storeThread("rate-limit-agent-redis-probe", this::probeUntilUp).start();
         }
         return failure;
     }
@@ -351,7 +386,7 @@ public final class RedisStore implements AutoCloseable {
             // one for the calls to come
             pool.clear();
             try {
-                pool.addObject();
+                openIdleConnection();
             } catch (Exception e) {
                 // the next call asks the connector for one
             }

@@ -149,6 +149,68 @@ class RedisFaultTest {
     }
 
     /**
+     * Calls that all find no idle connection get one opening each, at once, as when each call
+     * opened its own: one connector opening one connection at a time answered two or three of
+     * sixteen calls within the timeout here, and the others followed on-error with Redis healthy.
+     */
+    @Test
+    void aBurstOfCallsOnAColdStoreIsAnsweredWithinTheTimeout() throws Exception {
+        long timeout = 300;
+        try (RedisServer guarded = RedisServer.start(List.of("--requirepass", "secret"));
+                SlowHandshakeProxy proxy = new SlowHandshakeProxy(guarded.port(), 3, 40);
+                RedisStore cold = new RedisStore(new RedisConfig("redis://:secret@127.0.0.1:" + proxy.port() + "/1",
+                        java.time.Duration.ofMillis(timeout), "rl-burst:"))) {
+            RedisLimiter limiter = new RedisLimiter(cold, allow.config());
+            java.util.concurrent.ExecutorService callers = java.util.concurrent.Executors.newFixedThreadPool(16);
+            try {
+                int answered = dev.ratelimit.testing.Race.passed(callers, 16, () -> {
+                    try {
+                        limiter.acquire("burst");
+                        return true;
+                    } catch (StoreUnavailableException e) {
+                        return false;
+                    }
+                });
+                assertEquals(16, answered, "calls answered of 16");
+            } finally {
+                callers.shutdownNow();
+            }
+        }
+    }
+
+    /**
+     * The connector thread is created by the application thread whose call needed it, and lives
+     * on: it must not keep that thread's context class loader (on an application server, the web
+     * application's, pinned across redeploys).
+     */
+    @Test
+    void theConnectorThreadKeepsNoApplicationClassLoader() throws Exception {
+        try (RedisServer guarded = RedisServer.start(List.of("--requirepass", "secret"));
+                SlowHandshakeProxy proxy = new SlowHandshakeProxy(guarded.port(), 3, 40);
+                RedisStore cold = new RedisStore(new RedisConfig("redis://:secret@127.0.0.1:" + proxy.port() + "/1",
+                        java.time.Duration.ofMillis(300), "rl-loader:"));
+                java.net.URLClassLoader webapp = new java.net.URLClassLoader(new java.net.URL[0])) {
+            RedisLimiter limiter = new RedisLimiter(cold, allow.config());
+            Thread caller = new Thread(() -> {
+                try {
+                    limiter.acquire("k");
+                } catch (StoreUnavailableException e) {
+                    // only the thread it started matters
+                }
+            });
+            caller.setContextClassLoader(webapp);
+            caller.start();
+            caller.join();
+            List<Thread> connectors = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.getName().equals("rate-limit-agent-redis-connector")).collect(java.util.stream.Collectors.toList());
+            assertFalse(connectors.isEmpty(), "the call found no idle connection, so a connector opened one");
+            for (Thread connector : connectors) {
+                assertTrue(connector.getContextClassLoader() != webapp, "the connector holds the caller's loader");
+            }
+        }
+    }
+
+    /**
      * A wrong password (or the server's client limit) refuses every new connection. Each call
      * that found no connection used to open one and send AUTH again: a connection per call.
      * Now the connector's failure is an outage, logged once, and only the probe tries again.
