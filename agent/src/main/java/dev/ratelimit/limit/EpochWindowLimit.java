@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * swaps in a fresh counter with one compare-and-set; threads that lose the race use the winner's.
  * An old window's counter is never reused. The count returned by the counter's
  * {@code incrementAndGet} decides: with a limit of 5, exactly 5 concurrent calls see 5 or less.
- * Rejected calls are counted too.
+ * Rejected calls are counted too; the sliding window then takes them back out.
  *
  * <p>A call inside the current window costs one volatile read of the state, a comparison with
  * the window's end, and the increment: no division (the window id is computed only when a window

@@ -6,9 +6,13 @@ package dev.ratelimit.limit;
  * Unlike a fixed window it allows no burst of twice the limit across a window boundary.
  *
  * <p>Increment-first as the fixed window: the current window's {@code incrementAndGet} returns
- * the count that decides, with the previous window's weighted count added. The previous window
- * is frozen when the current one starts, and counts at most {@code limit} calls, so attempts
- * rejected in one window do not prolong the penalty into the next.
+ * the count that decides, with the previous window's weighted count added. A rejected call is
+ * then taken back out of the count: counted, the attempts of a client sending twice the limit
+ * filled each window, and so, carried over, the next one, and it was never allowed again (a
+ * fixed window lets it have the limit in each window). Taking it out after the decision keeps
+ * the bound exact: a call is allowed only if its own increment, over the allowed calls and the
+ * rejected ones not yet taken out, stays within the limit. The previous window is frozen when
+ * the current one starts, and counts at most {@code limit} calls.
  */
 final class SlidingWindowLimit extends EpochWindowLimit {
 
@@ -18,11 +22,17 @@ final class SlidingWindowLimit extends EpochWindowLimit {
 
     @Override
     long decide(WindowCounter counter, long count, long now) {
-        return decide(count, counter.previous, now - counter.id * windowMillis, limit, windowMillis);
+        long outcome = decide(count, counter.previous, now - counter.id * windowMillis, limit, windowMillis);
+        if (!Outcome.isAllowed(outcome)) {
+            counter.decrement();
+        }
+        return outcome;
     }
 
     /**
-     * The decision, wherever the counts were kept (here, or in a Redis script).
+     * The decision, wherever the counts were kept (here, or in a Redis script). A rejected call
+     * is taken back out of the count by the caller, so a retry's own call takes its place: the
+     * retry time is when the carried count leaves room for it.
      *
      * @param count the current window's count after this call
      * @param previousCount the previous window's final count
@@ -31,8 +41,8 @@ final class SlidingWindowLimit extends EpochWindowLimit {
     static long decide(long count, long previousCount, long elapsed, long limit, long windowMillis) {
         long into = Math.max(0, Math.min(windowMillis, elapsed));
         long previous = Math.min(previousCount, limit);
-        // previous * (window - elapsed) / window, rounded down, in integers
-        long carried = previous * (windowMillis - into) / windowMillis;
+        // previous * (window - elapsed) / window, rounded down
+        long carried = mulDiv(previous, windowMillis - into, windowMillis);
         long estimate = count + carried;
         if (estimate <= limit) {
             return Outcome.allowed(limit - estimate);
@@ -41,10 +51,23 @@ final class SlidingWindowLimit extends EpochWindowLimit {
         if (count <= limit && previous > 0) {
             // wait until previous * (window - t) / window <= limit - count
             long room = limit - count;
-            return Outcome.rejected(toEnd - room * windowMillis / previous);
+            return Outcome.rejected(toEnd - mulDiv(room, windowMillis, previous));
         }
         // next window: this window's calls (capped at limit) carry over; wait until one fits
-        return Outcome.rejected(toEnd + windowMillis - (limit - 1) * windowMillis / limit);
+        return Outcome.rejected(toEnd + windowMillis - mulDiv(limit - 1, windowMillis, limit));
+    }
+
+    /**
+     * {@code a * b / c} rounded down, for {@code a, b >= 0} and {@code c > 0}. In integers where
+     * the product fits a long; else in doubles (a limit of 10^9 over a year of milliseconds
+     * overflowed, and the previous window's calls were forgotten), where a call more or less
+     * in a count that large does not matter.
+     */
+    static long mulDiv(long a, long b, long c) {
+        if (a == 0 || b <= Long.MAX_VALUE / a) {
+            return a * b / c;
+        }
+        return (long) ((double) a * (double) b / (double) c);
     }
 
     @Override

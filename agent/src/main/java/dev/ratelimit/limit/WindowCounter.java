@@ -108,6 +108,11 @@ abstract class WindowCounterCount extends WindowCounterPadding {
         return (long) VALUE.getAndAdd(this, 1L) + 1L;
     }
 
+    /** Takes a call back out of the count (a sliding window's rejected call). */
+    final void decrement() {
+        VALUE.getAndAdd(this, -1L);
+    }
+
     final boolean compareAndSet(long expected, long next) {
         return VALUE.compareAndSet(this, expected, next);
     }

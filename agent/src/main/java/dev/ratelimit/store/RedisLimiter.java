@@ -48,6 +48,12 @@ public final class RedisLimiter implements Limiter {
                 arguments.add(Long.toString(windowsMillis[i]));
             }
         }
+        if (algorithm == Algorithm.SLIDING_WINDOW) {
+            // the script takes a rejected call back out of the count: it needs the limits
+            for (long limit : limits) {
+                arguments.add(Long.toString(limit));
+            }
+        }
         this.args = List.copyOf(arguments);
         this.script = algorithm == Algorithm.SLIDING_WINDOW ? store.slidingWindow
                 : algorithm == Algorithm.TOKEN_BUCKET ? store.tokenBucket : store.fixedWindow;

@@ -1,9 +1,12 @@
 -- Sliding windows (the previous fixed window weighted), every limit of one rule in one atomic step.
 -- KEYS[i]: a hash per limit {w = window id, c = count, p = previous window's count};
--- ARGV[i]: the window of limit i in milliseconds.
+-- ARGV[i]: the window of limit i in milliseconds; ARGV[#KEYS + i]: its limit.
 -- Returns per limit: the count after this call, the previous window's count, and the
 -- milliseconds since the current window started. The caller decides with the same function
--- as the local store.
+-- as the local store. A call that the limit rejects (the count plus the previous window's
+-- count, at most the limit, weighted by how much of it is still in the sliding window, over
+-- the limit: the caller's test) is taken back out of the count, as in the local store, so a
+-- client sending over the limit is held to it rather than shut out.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
@@ -17,6 +20,11 @@ for i = 1, #KEYS do
     redis.call('HSET', KEYS[i], 'w', id, 'c', 0, 'p', previous)
   end
   local count = redis.call('HINCRBY', KEYS[i], 'c', 1)
+  local limit = tonumber(ARGV[#KEYS + i])
+  local carried = math.floor(math.min(previous, limit) * (window - (now - id * window)) / window)
+  if count + carried > limit then
+    redis.call('HINCRBY', KEYS[i], 'c', -1)
+  end
   redis.call('PEXPIRE', KEYS[i], 2 * window)
   out[3 * i - 2] = count
   out[3 * i - 1] = previous

@@ -103,4 +103,62 @@ class AlgorithmBehaviourTest {
         assertTrue(Outcome.isAllowed(limiter.acquire("b")));
         assertEquals(2, limiter.trackedKeys());
     }
+
+    /**
+     * A client sending twice a sliding window's limit at an even pace is held to the limit in
+     * every window. Its rejected calls were counted: they filled each window, were carried into
+     * the next, and after the first window the client was never allowed again.
+     */
+    @Test
+    void aClientOverASlidingWindowsLimitGetsTheLimitInEveryWindow() {
+        SlidingWindowLimit limit = new SlidingWindowLimit(10, 1000);
+        Object state = limit.newState(false);
+        long start = 1_700_000_000_000L;
+        int[] allowed = new int[6];
+        for (long t = 0; t < 6000; t += 50) {
+            if (Outcome.isAllowed(limit.acquireAt(state, start + t))) {
+                allowed[(int) (t / 1000)]++;
+            }
+        }
+        for (int window = 0; window < allowed.length; window++) {
+            assertTrue(allowed[window] >= 9 && allowed[window] <= 10,
+                    "allowed in window " + window + ": " + java.util.Arrays.toString(allowed));
+        }
+    }
+
+    /**
+     * A client that waits the retry it was told, and sends nothing else, is allowed then. The
+     * retry time left room for the carried calls but not for the retry's own call, so the retry
+     * was rejected again, and again.
+     */
+    @Test
+    void aSlidingWindowsRetryIsAllowedWhenItComes() {
+        SlidingWindowLimit limit = new SlidingWindowLimit(10, 1000);
+        Object state = limit.newState(false);
+        long now = 1_700_000_000_000L;
+        int retries = 0;
+        while (now < 1_700_000_010_000L) {
+            long outcome = limit.acquireAt(state, now);
+            if (Outcome.isAllowed(outcome)) {
+                now += 1;
+                continue;
+            }
+            now += Outcome.retryMillis(outcome);
+            assertTrue(Outcome.isAllowed(limit.acquireAt(state, now)), "the retry at " + now + " was rejected");
+            retries++;
+            now += 1;
+        }
+        assertTrue(retries > 10, "retries: " + retries);
+    }
+
+    /** A limit times a window past a long: the previous window's calls still count, approximately. */
+    @Test
+    void aSlidingWindowOfAYearAndABillionCallsDoesNotOverflow() {
+        long limit = 1_000_000_000L;
+        long year = 366L * 24 * 3_600_000;
+        long outcome = SlidingWindowLimit.decide(1, limit, 1000, limit, year);
+        assertTrue(Outcome.isAllowed(outcome));
+        assertTrue(Outcome.remaining(outcome) < 100, "remaining " + Outcome.remaining(outcome));
+        assertFalse(Outcome.isAllowed(SlidingWindowLimit.decide(1, limit, 0, limit, year)));
+    }
 }

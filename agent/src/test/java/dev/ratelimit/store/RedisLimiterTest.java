@@ -199,6 +199,9 @@ class RedisLimiterTest {
     @EnumSource(Algorithm.class)
     void countersAreGoneFromRedisOnceTheirWindowIsOver(Algorithm algorithm) throws Exception {
         RedisLimiter limiter = limiter(algorithm, "    limit: 3\n    window: 500ms");
+        // a fixed window's counter expires when its window ends: the ten must be counted, and
+        // looked for, inside one window
+        WindowGuard.awayFromBoundary(500, 250);
         for (int i = 0; i < 10; i++) {
             limiter.acquire("expiring-" + algorithm + "-" + i);
         }
@@ -238,6 +241,25 @@ class RedisLimiterTest {
             jedis.scriptFlush();
         }
         assertEquals(3, Outcome.remaining(limiter.acquire("flushed")));
+    }
+
+    /**
+     * The script takes a sliding window's rejected call back out of the count, as the local
+     * store does: counted, a client's rejected attempts were carried into the next window.
+     */
+    @Test
+    void aSlidingWindowsRejectedCallsAreNotKeptInItsCount() throws Exception {
+        RedisLimiter limiter = limiter(Algorithm.SLIDING_WINDOW, "    limit: 2\n    window: 1h");
+        int allowed = 0;
+        for (int i = 0; i < 5; i++) {
+            allowed += Outcome.isAllowed(limiter.acquire("taken-back")) ? 1 : 0;
+        }
+        assertEquals(2, allowed);
+        try (Jedis jedis = server.client()) {
+            Set<String> keys = jedis.keys("rl:{r|taken-back}:sliding-window:*");
+            assertEquals(1, keys.size(), keys.toString());
+            assertEquals("2", jedis.hget(keys.iterator().next(), "c"));
+        }
     }
 
     @Test
