@@ -2,10 +2,13 @@ package dev.ratelimit.limit;
 
 import dev.ratelimit.config.KeyPart;
 import dev.ratelimit.config.KeySpec;
+import java.lang.reflect.Array;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Turns a call into the key it is counted under, as the rule's {@code key:} says.
@@ -67,12 +70,33 @@ public final class KeyResolver {
         }
     }
 
+    /**
+     * A key part's text; {@code null} for none. An array keys by its contents and an
+     * {@code Optional} by its value: their {@code toString} names the instance ({@code [C@1b6d3586})
+     * or wraps the value, so each call's new array was a new key and the rule never limited.
+     */
     private static String text(Object value) {
         if (value instanceof String) {
             return (String) value;
         }
         if (value instanceof Enum) {
             return ((Enum<?>) value).name();
+        }
+        if (value instanceof Optional) {
+            return ((Optional<?>) value).map(KeyResolver::text).orElse(null);
+        }
+        if (value instanceof char[]) {
+            return new String((char[]) value);
+        }
+        if (value instanceof Object[]) {
+            return Arrays.deepToString((Object[]) value);
+        }
+        if (value.getClass().isArray()) {
+            StringBuilder text = new StringBuilder("[");
+            for (int i = 0, length = Array.getLength(value); i < length; i++) {
+                text.append(i == 0 ? "" : ", ").append(Array.get(value, i));
+            }
+            return text.append(']').toString();
         }
         return String.valueOf(value);
     }

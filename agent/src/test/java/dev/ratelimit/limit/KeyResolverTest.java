@@ -46,6 +46,20 @@ class KeyResolverTest {
 
     enum Color { RED }
 
+    /**
+     * An array keys by its contents, an Optional by its value: their toString named the instance,
+     * so each call's new array was a new key and the rule never limited anyone.
+     */
+    @Test
+    void arraysAndOptionalsKeyByWhatTheyHold() {
+        assertEquals("ann", key("arg0", (Object) "ann".toCharArray()));
+        assertEquals(key("arg0", (Object) new byte[] {1, 2}), key("arg0", (Object) new byte[] {1, 2}));
+        assertEquals("[1, 2]", key("arg0", (Object) new int[] {1, 2}));
+        assertEquals("[a, [b]]", key("arg0", (Object) new Object[] {"a", new String[] {"b"}}));
+        assertEquals("ann", key("arg0", java.util.Optional.of("ann")));
+        assertEquals("-", key("arg0", java.util.Optional.empty()));
+    }
+
     @Test
     void gettersRecordAccessorsAndFields() {
         assertEquals("ann", key("arg0.name", new User()));
