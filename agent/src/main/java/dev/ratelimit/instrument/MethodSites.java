@@ -163,13 +163,28 @@ final class MethodSites implements MethodGate {
             if (rule.nests()) {
                 return enterNesting(bound, i, arguments, request, slot);
             }
-            countForged(rule, request);
-            long outcome = rule.decide(arguments, request);
+            long outcome = decideOrLetThrough(rule, arguments, request);
             if (!Outcome.isAllowed(outcome)) {
                 return rejection(rule, outcome);
             }
         }
         return null;
+    }
+
+    /**
+     * One rule's decision. An error inside it (a key getter that throws, say) lets the call
+     * through that rule alone, counted as the bridge counts any error of the agent's: it once
+     * ended the whole decision, and the method's other rules (a global limit beside a keyed one)
+     * let every such call through too.
+     */
+    private static long decideOrLetThrough(ActiveRule rule, Object[] arguments, RequestKeys request) {
+        try {
+            countForged(rule, request);
+            return rule.decide(arguments, request);
+        } catch (RuntimeException | LinkageError e) {
+            RateLimitBridge.agentError("deciding a call under rule " + rule.name(), e);
+            return Outcome.ALLOWED_UNCOUNTED;
+        }
     }
 
     /**
@@ -186,18 +201,24 @@ final class MethodSites implements MethodGate {
                 ActiveRule rule = bound[i];
                 long outcome;
                 if (rule.nests() && !rule.exempts(request)) {
-                    String key = rule.key(arguments, request);
-                    if (stack.inside(rule, key)) {
-                        continue; // counted by the call this one is part of
+                    String key;
+                    try {
+                        key = rule.key(arguments, request);
+                        if (stack.inside(rule, key)) {
+                            continue; // counted by the call this one is part of
+                        }
+                        countForged(rule, request);
+                        outcome = rule.count(key);
+                    } catch (RuntimeException | LinkageError e) {
+                        // as decideOrLetThrough: this rule lets the call through, the others decide
+                        RateLimitBridge.agentError("deciding a call under rule " + rule.name(), e);
+                        continue;
                     }
-                    countForged(rule, request);
-                    outcome = rule.count(key);
                     if (Outcome.isAllowed(outcome)) {
                         stack.push(rule, key);
                     }
                 } else {
-                    countForged(rule, request);
-                    outcome = rule.decide(arguments, request);
+                    outcome = decideOrLetThrough(rule, arguments, request);
                 }
                 if (!Outcome.isAllowed(outcome)) {
                     stack.truncate(depth);

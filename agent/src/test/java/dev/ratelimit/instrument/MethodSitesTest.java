@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ratelimit.RateLimitExceededException;
 import dev.ratelimit.bootstrap.CallScope;
+import dev.ratelimit.bootstrap.RateLimitBridge;
 import dev.ratelimit.bootstrap.RequestContext;
 import dev.ratelimit.config.ConfigLoader;
 import dev.ratelimit.config.RuleSet;
@@ -231,5 +232,47 @@ class MethodSitesTest {
         int length(String s) {
             return s.length();
         }
+    }
+
+    private static final String KEYED_THEN_EVERYONE = "  - name: keyed\n    match:\n      method: app.Svc#send\n"
+            + "    key: arg0.name\n    limit: 100\n    window: 1h\n"
+            + "  - name: everyone\n    match:\n      method: app.Svc#send\n    limit: 1\n    window: 1h\n";
+
+    /** An argument whose key property cannot be read. */
+    public static final class Nameless {
+        public String getName() {
+            throw new IllegalStateException("no name");
+        }
+    }
+
+    /**
+     * A rule whose key cannot be read lets the call through that rule alone (counted as an agent
+     * error); the method's other rules still decide. The error once ended the whole decision, so
+     * the global limit beside it let every such call through.
+     */
+    @Test
+    void aRuleWhoseKeyFailsLetsTheCallThroughThatRuleOnly() throws Exception {
+        MethodSites sites = new MethodSites(book(KEYED_THEN_EVERYONE));
+        int send = register(sites, "app.Svc", "send", "(Ljava/lang/Object;)V", "Svc", true, false, null);
+        assertFalse(sites.rulesOf(send)[0].nests());
+        long errors = RateLimitBridge.agentErrors();
+        Object[] arguments = {new Nameless()};
+        assertNull(sites.enter(send, arguments));
+        assertInstanceOf(RateLimitExceededException.class, sites.enter(send, arguments), "the global rule limits");
+        assertEquals(errors + 2, RateLimitBridge.agentErrors());
+    }
+
+    /** The same where the rules can nest (bound to two overloads): the scope holds only what was counted. */
+    @Test
+    void aNestingRuleWhoseKeyFailsLetsTheCallThroughThatRuleOnly() throws Exception {
+        MethodSites sites = new MethodSites(book(KEYED_THEN_EVERYONE));
+        int send = register(sites, "app.Svc", "send", "(Ljava/lang/Object;)V", "Svc", true, false, null);
+        register(sites, "app.Svc", "send", "(Ljava/lang/Object;I)V", "Svc", true, false, null);
+        assertTrue(sites.rulesOf(send)[0].nests());
+        Object[] arguments = {new Nameless()};
+        Object scope = sites.enter(send, arguments);
+        assertInstanceOf(CallScope.class, scope, "the global rule counted the call");
+        ((CallScope) scope).close();
+        assertInstanceOf(RateLimitExceededException.class, sites.enter(send, arguments), "the global rule limits");
     }
 }
