@@ -109,7 +109,7 @@ public final class RedisStore implements AutoCloseable {
      * (the connect, the TLS handshake, {@code AUTH}, {@code CLIENT SETINFO}, {@code SELECT}),
      * each with the whole timeout: on an application thread that was two to four times the
      * timeout, where the specification allows one. An application thread that finds no idle
-     * connection asks the connector thread for one and waits for it until its deadline
+     * connection has the connector open one and waits for it until its deadline
      * ({@link #borrow}).
      */
     private static final class OpenedInBackground extends JedisFactory {
@@ -206,8 +206,6 @@ public final class RedisStore implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new JedisException("interrupted while a Redis connection was opened");
-            } catch (RejectedExecutionException e) {
-                throw new JedisException("the store is closed");
             }
         }
     }
