@@ -182,7 +182,7 @@ final class MethodSites implements MethodGate {
             countForged(rule, request);
             return rule.decide(arguments, request);
         } catch (RuntimeException | LinkageError e) {
-            RateLimitBridge.agentError("deciding a call under rule " + rule.name(), e);
+            RateLimitBridge.agentError("limiting a method call", e);
             return Outcome.ALLOWED_UNCOUNTED;
         }
     }
@@ -211,7 +211,7 @@ final class MethodSites implements MethodGate {
                         outcome = rule.count(key);
                     } catch (RuntimeException | LinkageError e) {
                         // as decideOrLetThrough: this rule lets the call through, the others decide
-                        RateLimitBridge.agentError("deciding a call under rule " + rule.name(), e);
+                        RateLimitBridge.agentError("limiting a method call", e);
                         continue;
                     }
                     if (Outcome.isAllowed(outcome)) {
