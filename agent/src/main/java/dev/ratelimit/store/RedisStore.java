@@ -12,8 +12,8 @@ import java.util.NoSuchElementException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -73,7 +73,9 @@ public final class RedisStore implements AutoCloseable {
     private volatile StoreUnavailableException outage;
     /**
      * Opens connections for application threads (see {@link OpenedInBackground}): a thread per
-     * opening under way, as many as the pool holds at most, each ending when idle a while.
+     * opening under way, as many as the pool holds at most, each ending when idle a while; more
+     * openings wait their turn (at capacity, an opening adds nothing and ends at once, and its
+     * call waits for a connection another call gives back, as any call does in a full pool).
      */
     private final ThreadPoolExecutor connector;
 
@@ -99,8 +101,9 @@ public final class RedisStore implements AutoCloseable {
             throw new IllegalArgumentException("the Redis client refused store.redis.uri " + config.maskedUri() + " ("
                     + e.getClass().getSimpleName() + ")");
         }
-        this.connector = new ThreadPoolExecutor(0, MAX_CONNECTIONS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
-                task -> storeThread("rate-limit-agent-redis-connector", task));
+        this.connector = new ThreadPoolExecutor(MAX_CONNECTIONS, MAX_CONNECTIONS, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), task -> storeThread("rate-limit-agent-redis-connector", task));
+        connector.allowCoreThreadTimeOut(true);
         storeThread("rate-limit-agent-redis-warm-up", this::warmUp).start();
     }
 
@@ -184,8 +187,7 @@ public final class RedisStore implements AutoCloseable {
             try {
                 opened = connector.submit(this::openIdleConnection);
             } catch (RejectedExecutionException e) {
-                // closed, or as many openings under way as the pool can hold
-                throw failed("pool", new JedisException("no Redis connection free within the timeout"));
+                throw failed("pool", new JedisException("the store is closed"));
             }
             try {
                 opened.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);

@@ -169,6 +169,36 @@ class RedisFaultTest {
     }
 
     /**
+     * More calls at once than the pool holds connections (64), on a cold store whose server is
+     * slow to set a connection up: each is answered, waiting, as in any full pool, for a
+     * connection another call gives back. Openings beyond the connector's threads were refused,
+     * and their calls failed at once (a CI run of the three-JVM Redis test saw it).
+     */
+    @Test
+    void moreCallsAtOnceThanThePoolHoldsAreAllAnswered() throws Exception {
+        try (RedisServer guarded = RedisServer.start(List.of("--requirepass", "secret"));
+                SlowHandshakeProxy proxy = new SlowHandshakeProxy(guarded.port(), 3, 40);
+                RedisStore cold = new RedisStore(new RedisConfig("redis://:secret@127.0.0.1:" + proxy.port() + "/1",
+                        java.time.Duration.ofSeconds(2), "rl-many:"))) {
+            RedisLimiter limiter = new RedisLimiter(cold, allow.config());
+            java.util.concurrent.ExecutorService callers = java.util.concurrent.Executors.newFixedThreadPool(150);
+            try {
+                int answered = dev.ratelimit.testing.Race.passed(callers, 150, () -> {
+                    try {
+                        limiter.acquire("many");
+                        return true;
+                    } catch (StoreUnavailableException e) {
+                        return false;
+                    }
+                });
+                assertEquals(150, answered, "calls answered of 150");
+            } finally {
+                callers.shutdownNow();
+            }
+        }
+    }
+
+    /**
      * The connector thread is created by the application thread whose call needed it, and lives
      * on: it must not keep that thread's context class loader (on an application server, the web
      * application's, pinned across redeploys).
