@@ -150,21 +150,7 @@ class RedisFaultTest {
                 SlowHandshakeProxy proxy = new SlowHandshakeProxy(guarded.port(), 3, 40);
                 RedisStore cold = new RedisStore(new RedisConfig("redis://:secret@127.0.0.1:" + proxy.port() + "/1",
                         java.time.Duration.ofMillis(timeout), "rl-burst:"))) {
-            RedisLimiter limiter = new RedisLimiter(cold, allow.config());
-            java.util.concurrent.ExecutorService callers = java.util.concurrent.Executors.newFixedThreadPool(16);
-            try {
-                int answered = dev.ratelimit.testing.Race.passed(callers, 16, () -> {
-                    try {
-                        limiter.acquire("burst");
-                        return true;
-                    } catch (StoreUnavailableException e) {
-                        return false;
-                    }
-                });
-                assertEquals(16, answered, "calls answered of 16");
-            } finally {
-                callers.shutdownNow();
-            }
+            assertEquals(16, answeredAtOnce(new RedisLimiter(cold, allow.config()), 16), "calls answered of 16");
         }
     }
 
@@ -180,21 +166,7 @@ class RedisFaultTest {
                 SlowHandshakeProxy proxy = new SlowHandshakeProxy(guarded.port(), 3, 40);
                 RedisStore cold = new RedisStore(new RedisConfig("redis://:secret@127.0.0.1:" + proxy.port() + "/1",
                         java.time.Duration.ofSeconds(2), "rl-many:"))) {
-            RedisLimiter limiter = new RedisLimiter(cold, allow.config());
-            java.util.concurrent.ExecutorService callers = java.util.concurrent.Executors.newFixedThreadPool(150);
-            try {
-                int answered = dev.ratelimit.testing.Race.passed(callers, 150, () -> {
-                    try {
-                        limiter.acquire("many");
-                        return true;
-                    } catch (StoreUnavailableException e) {
-                        return false;
-                    }
-                });
-                assertEquals(150, answered, "calls answered of 150");
-            } finally {
-                callers.shutdownNow();
-            }
+            assertEquals(150, answeredAtOnce(new RedisLimiter(cold, allow.config()), 150), "calls answered of 150");
         }
     }
 
@@ -260,6 +232,23 @@ class RedisFaultTest {
                 // the warm-up, the connector's one try, the probe's (backoff from 25 ms), this client
                 assertTrue(connections <= 12, connections + " connections for 40 calls");
             }
+        }
+    }
+
+    /** How many of {@code calls} calls released at once (a latch) are answered, not failed by the store. */
+    private static int answeredAtOnce(RedisLimiter limiter, int calls) throws Exception {
+        java.util.concurrent.ExecutorService callers = java.util.concurrent.Executors.newFixedThreadPool(calls);
+        try {
+            return dev.ratelimit.testing.Race.passed(callers, calls, () -> {
+                try {
+                    limiter.acquire("at-once");
+                    return true;
+                } catch (StoreUnavailableException e) {
+                    return false;
+                }
+            });
+        } finally {
+            callers.shutdownNow();
         }
     }
 
