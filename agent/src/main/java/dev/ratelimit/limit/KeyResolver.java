@@ -128,7 +128,7 @@ public final class KeyResolver {
             return key;
         }
         try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(bytesOf(key));
             StringBuilder hex = new StringBuilder(HASHED);
             for (byte b : digest) {
                 hex.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
@@ -137,6 +137,40 @@ public final class KeyResolver {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is required by the Java platform", e);
         }
+    }
+
+    /**
+     * The key's UTF-8, except that a lone surrogate (a string can hold one; a broken emoji cut in
+     * half, say) is written as its own three bytes, as WTF-8 does. The JDK's encoder writes
+     * {@code ?} for every lone surrogate, so two keys that differed only there hashed alike and
+     * shared a budget. Well-formed keys encode as before, so their hashes are unchanged.
+     */
+    static byte[] bytesOf(String key) {
+        boolean wellFormed = true;
+        for (int i = 0; i < key.length() && wellFormed; i++) {
+            char c = key.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < key.length() && Character.isLowSurrogate(key.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                wellFormed = false;
+            }
+        }
+        if (wellFormed) {
+            return key.getBytes(StandardCharsets.UTF_8);
+        }
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(key.length() * 3);
+        for (int i = 0; i < key.length(); ) {
+            int codePoint = key.codePointAt(i);
+            if (Character.isSurrogate((char) codePoint) && codePoint < Character.MIN_SUPPLEMENTARY_CODE_POINT) {
+                out.write(0xE0 | (codePoint >> 12));
+                out.write(0x80 | ((codePoint >> 6) & 0x3F));
+                out.write(0x80 | (codePoint & 0x3F));
+            } else {
+                out.writeBytes(new String(Character.toChars(codePoint)).getBytes(StandardCharsets.UTF_8));
+            }
+            i += Character.charCount(codePoint);
+        }
+        return out.toByteArray();
     }
 
     @FunctionalInterface

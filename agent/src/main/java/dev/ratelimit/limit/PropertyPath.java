@@ -17,7 +17,8 @@ import java.util.Set;
  * {@code isProp()}), an accessor of that name (records: {@code prop()}), or a field, looked up
  * once per class and cached in a {@link ClassValue}. A {@code null} along the way reads as
  * {@code null}. A class without the property is cached too: each call then fails at once (the
- * agent lets it through and counts it), without a reflective search of the class per call.
+ * agent lets it through and counts it), without a reflective search of the class per call; so is
+ * a class whose methods cannot be listed (one names a type its class loader cannot find).
  */
 final class PropertyPath {
     private static final PropertyPath EMPTY = new PropertyPath(new Step[0]);
@@ -91,6 +92,10 @@ final class PropertyPath {
                 return accessor(type);
             } catch (IllegalStateException missing) {
                 return missing.getMessage();
+            } catch (LinkageError unresolvable) {
+                // a method of the class names a type its loader cannot find: the search fails the
+                // same way every time, so it is cached like a missing property, not run per call
+                return "property '" + name + "' of " + type.getName() + " cannot be looked up: " + unresolvable;
             }
         }
 

@@ -112,6 +112,28 @@ class KeyResolverTest {
         assertNotEquals(keyA, key("arg0", b));
     }
 
+    /**
+     * A long key is hashed from its bytes; encoding it as the JDK's UTF-8 wrote each lone
+     * surrogate as '?', so these three keys shared one hash, and one budget.
+     */
+    @Test
+    void longKeysThatDifferOnlyInALoneSurrogateHashApart() {
+        String prefix = "x".repeat(300);
+        String high = key("arg0", prefix + "\uD800");
+        String low = key("arg0", prefix + "\uDC00");
+        String question = key("arg0", prefix + "?");
+        assertTrue(high.startsWith("sha256:"), high);
+        assertEquals(3, new java.util.HashSet<>(java.util.List.of(high, low, question)).size(), "three keys, three hashes");
+        assertNotEquals(key("arg0", prefix + "\uD800\uD800"), key("arg0", prefix + "\uDBFF\uD800"));
+        // a well-formed key hashes as before (its UTF-8), an emoji's surrogate pair included
+        String wellFormed = prefix + "caf\u00e9 \uD83D\uDE00";
+        assertTrue(java.util.Arrays.equals(wellFormed.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                KeyResolver.bytesOf(wellFormed)));
+        // the generalized UTF-8 of a lone surrogate: three bytes no well-formed key's UTF-8 holds
+        assertTrue(java.util.Arrays.equals(new byte[] {'a', (byte) 0xED, (byte) 0xA0, (byte) 0x80, 'b'},
+                KeyResolver.bytesOf("a\uD800b")));
+    }
+
     @Test
     void aShortKeyCannotPoseAsTheHashOfALongOne() {
         String longKey = "victim-".repeat(100);
@@ -134,5 +156,67 @@ class KeyResolverTest {
         }
         assertEquals(1, path.step(0).lookups);
         assertEquals("ann", PropertyPath.of(java.util.List.of("name")).read(new User()));
+    }
+
+    /** A type that {@link #classWithAnUnresolvableMethod} leaves out of its loader. */
+    public static final class Absent {
+    }
+
+    /** Its methods cannot be listed in a loader without {@link Absent}. */
+    public static final class NamesAbsent {
+        public Absent getThing() {
+            return null;
+        }
+
+        public String getName() {
+            return "ann";
+        }
+    }
+
+    /** {@link NamesAbsent} defined again in a loader that cannot find {@link Absent}. */
+    private static Class<?> classWithAnUnresolvableMethod() throws Exception {
+        String wanted = NamesAbsent.class.getName();
+        String missing = Absent.class.getName();
+        ClassLoader loader = new ClassLoader(KeyResolverTest.class.getClassLoader()) {
+            @Override
+            protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+                synchronized (getClassLoadingLock(name)) {
+                    if (name.equals(missing)) {
+                        throw new ClassNotFoundException(name);
+                    }
+                    if (name.equals(wanted)) {
+                        Class<?> known = findLoadedClass(name);
+                        if (known != null) {
+                            return known;
+                        }
+                        try (java.io.InputStream in = getParent().getResourceAsStream(name.replace('.', '/') + ".class")) {
+                            byte[] bytes = in.readAllBytes();
+                            return defineClass(name, bytes, 0, bytes.length);
+                        } catch (java.io.IOException e) {
+                            throw new ClassNotFoundException(name, e);
+                        }
+                    }
+                    return super.loadClass(name, resolve);
+                }
+            }
+        };
+        return Class.forName(wanted, true, loader);
+    }
+
+    /**
+     * Listing the methods of a class that names a type its loader cannot find throws
+     * NoClassDefFoundError, which the lookup did not cache: each call searched the class again.
+     */
+    @Test
+    void aClassWhoseMethodsCannotBeListedIsLookedUpOnce() throws Exception {
+        Class<?> type = classWithAnUnresolvableMethod();
+        assertThrows(NoClassDefFoundError.class, type::getDeclaredMethods, "the loader must hide Absent");
+        Object instance = type.getDeclaredConstructor().newInstance();
+        PropertyPath path = PropertyPath.of(java.util.List.of("name"));
+        for (int i = 0; i < 5; i++) {
+            IllegalStateException failed = assertThrows(IllegalStateException.class, () -> path.read(instance));
+            assertTrue(failed.getMessage().contains("cannot be looked up"), failed.getMessage());
+        }
+        assertEquals(1, path.step(0).lookups);
     }
 }
