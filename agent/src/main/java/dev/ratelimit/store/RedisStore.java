@@ -64,6 +64,8 @@ public final class RedisStore implements AutoCloseable {
 
     private final RedisConfig config;
     private final JedisPool pool;
+    /** Opens the probe's connections: new ones, with the configured timeout (see {@link #answers}). */
+    private final OpenedInBackground probeConnections;
     private final long timeoutNanos;
     private final AtomicBoolean down = new AtomicBoolean();
     private final AtomicInteger timeoutsInARow = new AtomicInteger();
@@ -94,7 +96,8 @@ public final class RedisStore implements AutoCloseable {
         poolConfig.setBlockWhenExhausted(true);
         poolConfig.setJmxEnabled(false);
         try {
-            this.pool = new JedisPool(poolConfig, new OpenedInBackground(config.connectionUri(), timeoutMillis));
+            this.pool = new JedisPool(poolConfig, new OpenedInBackground(config.connectionUri(), timeoutMillis, false));
+            this.probeConnections = new OpenedInBackground(config.connectionUri(), timeoutMillis, true);
         } catch (RuntimeException e) {
             // the rule file's check refuses what the client would; should it differ, the
             // client's message repeats the URI, password included, so it is not passed on
@@ -116,13 +119,17 @@ public final class RedisStore implements AutoCloseable {
      * ({@link #borrow}).
      */
     private static final class OpenedInBackground extends JedisFactory {
-        OpenedInBackground(URI uri, int timeoutMillis) {
+        /** The probe's connections: it runs on a store thread, and tests may call it on theirs. */
+        private final boolean onAnyThread;
+
+        OpenedInBackground(URI uri, int timeoutMillis, boolean onAnyThread) {
             super(uri, timeoutMillis, timeoutMillis, null, null, serverIdentityChecked(), null);
+            this.onAnyThread = onAnyThread;
         }
 
         @Override
         public PooledObject<Jedis> makeObject() throws Exception {
-            if (MAY_CONNECT.get() == null) {
+            if (!onAnyThread && MAY_CONNECT.get() == null) {
                 throw NotOnThisThread.INSTANCE;
             }
             return super.makeObject();
@@ -376,9 +383,7 @@ public final class RedisStore implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             }
-            try (Jedis jedis = pool.getResource()) {
-                jedis.ping();
-            } catch (JedisException e) {
+            if (!answers()) {
                 delay = Math.min(MAX_PROBE_DELAY_MILLIS, delay * 2);
                 continue;
             }
@@ -397,6 +402,33 @@ public final class RedisStore implements AutoCloseable {
                     + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms; "
                     + failedCalls.sumThenReset() + " calls followed on-error meanwhile");
             return;
+        }
+    }
+
+    /**
+     * One probe: whether the server answers {@code PING} within the timeout, on a connection of
+     * its own. Not a pooled one: a call sets its connection's socket timeout to the time it has
+     * left, as little as a millisecond, and leaves it so; a probe on such a connection failed
+     * against a server that answered, and the outage lasted another backoff.
+     */
+    boolean answers() {
+        PooledObject<Jedis> connection;
+        try {
+            connection = probeConnections.makeObject();
+        } catch (Exception e) {
+            return false;
+        }
+        try {
+            connection.getObject().ping();
+            return true;
+        } catch (JedisException e) {
+            return false;
+        } finally {
+            try {
+                probeConnections.destroyObject(connection);
+            } catch (Exception e) {
+                // closing it
+            }
         }
     }
 

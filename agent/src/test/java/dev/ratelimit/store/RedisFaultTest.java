@@ -253,6 +253,32 @@ class RedisFaultTest {
     }
 
     /**
+     * A call sets its connection's socket timeout to the time it has left and leaves it so; the
+     * probe took an idle pooled connection, and on one left at 1 ms it failed against a server
+     * that answered in 20 ms, so the outage lasted another backoff. The probe now asks on a
+     * connection of its own.
+     */
+    @Test
+    void theProbeIsNotFooledByAConnectionACallLeftWithAMillisecond() throws Exception {
+        try (SlowHandshakeProxy proxy = new SlowHandshakeProxy(server.port(), Integer.MAX_VALUE, 20);
+                RedisStore distant = new RedisStore(new RedisConfig("redis://127.0.0.1:" + proxy.port(),
+                        java.time.Duration.ofMillis(500), "rl-probe:"))) {
+            assertAnsweredWithinSeconds(new RedisLimiter(distant, allow.config()), 5);
+            java.lang.reflect.Field field = RedisStore.class.getDeclaredField("pool");
+            field.setAccessible(true);
+            redis.clients.jedis.JedisPool pool = (redis.clients.jedis.JedisPool) field.get(distant);
+            assertEquals(1, pool.getNumIdle(), "the call's connection waits in the pool");
+            try (redis.clients.jedis.Jedis idle = pool.getResource()) {
+                idle.getConnection().setSoTimeout(1);
+            }
+            assertEquals(1, pool.getNumIdle());
+            for (int i = 0; i < 3; i++) {
+                assertTrue(distant.answers(), "probe " + i + " of a server that answers in 20 ms");
+            }
+        }
+    }
+
+    /**
      * Calls until one is answered, pausing between tries (a slow call on a loaded machine may
      * mark the store down until the probe brings it back).
      */
