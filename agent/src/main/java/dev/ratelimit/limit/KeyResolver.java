@@ -18,7 +18,8 @@ import java.util.Optional;
  * choice of values can make two different tuples the same key. Keys longer than
  * {@value #MAX_KEY_LENGTH} characters are replaced by their SHA-256, so a huge argument cannot
  * make the store hold a huge string, and distinct values stay distinct. Keys that already start
- * with {@value #HASHED} are hashed too, so no short key can pose as the hash of a long one.
+ * with {@value #HASHED} are hashed too, so no short key can pose as the hash of a long one, and
+ * so are keys that hold a lone surrogate (see {@link #wellFormed}).
  */
 public final class KeyResolver {
     static final String MISSING = "-";
@@ -124,7 +125,7 @@ public final class KeyResolver {
     }
 
     private static String bounded(String key) {
-        if (key.length() <= MAX_KEY_LENGTH && !key.startsWith(HASHED)) {
+        if (key.length() <= MAX_KEY_LENGTH && !key.startsWith(HASHED) && wellFormed(key)) {
             return key;
         }
         try {
@@ -140,25 +141,43 @@ public final class KeyResolver {
     }
 
     /**
-     * The key's UTF-8, except that a lone surrogate (a string can hold one; a broken emoji cut in
-     * half, say) is written as its own three bytes, as WTF-8 does. The JDK's encoder writes
-     * {@code ?} for every lone surrogate, so two keys that differed only there hashed alike and
-     * shared a budget. Well-formed keys encode as before, so their hashes are unchanged.
+     * Whether the key holds no lone surrogate (a string can hold one: half of an emoji cut in
+     * two, say). Redis clients send a key as the JDK's UTF-8, which writes {@code ?} for each, so
+     * {@code "a\uD800"}, {@code "a\uDC00"} and {@code "a?"} would be one key in Redis; such a key is
+     * counted by its hash, of {@link #bytesOf its bytes}.
      */
-    static byte[] bytesOf(String key) {
-        boolean wellFormed = true;
-        for (int i = 0; i < key.length() && wellFormed; i++) {
+    static boolean wellFormed(String key) {
+        // the common key holds no surrogate at all: one mask test per character
+        for (int i = 0; i < key.length(); i++) {
+            if ((key.charAt(i) & 0xF800) == 0xD800) {
+                return pairedFrom(key, i);
+            }
+        }
+        return true;
+    }
+
+    private static boolean pairedFrom(String key, int from) {
+        for (int i = from; i < key.length(); i++) {
             char c = key.charAt(i);
             if (Character.isHighSurrogate(c) && i + 1 < key.length() && Character.isLowSurrogate(key.charAt(i + 1))) {
                 i++;
             } else if (Character.isSurrogate(c)) {
-                wellFormed = false;
+                return false;
             }
         }
-        if (wellFormed) {
+        return true;
+    }
+
+    /**
+     * The key's UTF-8, except that a lone surrogate is written as its own three bytes, as WTF-8
+     * does, where the JDK's encoder writes {@code ?}: two keys that differ only there hash apart.
+     * Well-formed keys encode as UTF-8, so their hashes are what they were.
+     */
+    static byte[] bytesOf(String key) {
+        if (wellFormed(key)) {
             return key.getBytes(StandardCharsets.UTF_8);
         }
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(key.length() * 3);
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
         for (int i = 0; i < key.length(); ) {
             int codePoint = key.codePointAt(i);
             if (Character.isSurrogate((char) codePoint) && codePoint < Character.MIN_SUPPLEMENTARY_CODE_POINT) {

@@ -114,10 +114,19 @@ class KeyResolverTest {
 
     /**
      * A long key is hashed from its bytes; encoding it as the JDK's UTF-8 wrote each lone
-     * surrogate as '?', so these three keys shared one hash, and one budget.
+     * surrogate as '?', so these three keys shared one hash, and one budget. A short key goes to
+     * Redis as the client's UTF-8, with the same '?': one with a lone surrogate is hashed too.
      */
     @Test
-    void longKeysThatDifferOnlyInALoneSurrogateHashApart() {
+    void keysThatDifferOnlyInALoneSurrogateStayApart() {
+        assertEquals("a?", key("arg0", "a?"));
+        assertEquals("caf\u00e9 \uD83D\uDE00", key("arg0", "caf\u00e9 \uD83D\uDE00"), "a well-formed key is kept");
+        String shortHigh = key("arg0", "a\uD800");
+        String shortLow = key("arg0", "a\uDC00");
+        assertTrue(shortHigh.startsWith("sha256:") && shortLow.startsWith("sha256:"), shortHigh + " " + shortLow);
+        assertNotEquals(shortHigh, shortLow);
+        assertTrue(key("arg0", "\uDC00\uD800").startsWith("sha256:"), "a low surrogate before a high one is no pair");
+
         String prefix = "x".repeat(300);
         String high = key("arg0", prefix + "\uD800");
         String low = key("arg0", prefix + "\uDC00");
