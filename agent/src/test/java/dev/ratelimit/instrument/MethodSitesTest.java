@@ -275,4 +275,49 @@ class MethodSitesTest {
         ((CallScope) scope).close();
         assertInstanceOf(RateLimitExceededException.class, sites.enter(send, arguments), "the global rule limits");
     }
+
+    /** An argument with a readable key property. */
+    public static final class Named {
+        private final String name;
+
+        Named(String name) {
+            this.name = name;
+        }
+
+        public String getName() {
+            return name;
+        }
+    }
+
+    /**
+     * A site whose only rule can nest takes a short path of its own (the general one was too big
+     * for the JIT to inline): it must decide as the general path does.
+     */
+    @Test
+    void aSiteWhoseOneRuleCanNestDecidesAsTheGeneralPathDoes() throws Exception {
+        MethodSites sites = new MethodSites(book("  - name: keyed\n    match:\n      method: app.Svc#send\n"
+                + "    key: arg0.name\n    limit: 2\n    window: 1h\n"));
+        int send = register(sites, "app.Svc", "send", "(Ljava/lang/Object;)V", "Svc", true, false, null);
+        int overload = register(sites, "app.Svc", "send", "(Ljava/lang/Object;I)V", "Svc", true, false, null);
+        assertEquals(1, sites.rulesOf(send).length);
+        assertTrue(sites.rulesOf(send)[0].nests());
+        // a key that cannot be read: the call goes through, counted as the agent's error, no scope
+        long errors = RateLimitBridge.agentErrors();
+        assertNull(sites.enter(send, new Object[] {new Nameless()}));
+        assertEquals(errors + 1, RateLimitBridge.agentErrors());
+        Object[] ann = {new Named("ann")};
+        Object[] bob = {new Named("bob")};
+        CallScope first = (CallScope) sites.enter(send, ann);
+        assertNull(sites.enter(overload, ann), "inside the call that counted ann");
+        assertInstanceOf(CallScope.class, sites.enter(overload, bob), "another key is another call");
+        first.close();
+        ((CallScope) sites.enter(overload, ann)).close();
+        assertInstanceOf(RateLimitExceededException.class, sites.enter(send, ann), "ann's third call");
+        // the rejected call left nothing on the stack: bob's next call is counted, and the one
+        // inside it is not
+        CallScope bobsSecond = (CallScope) sites.enter(send, bob);
+        assertNull(sites.enter(overload, bob));
+        bobsSecond.close();
+        assertEquals(4, allowed(sites, send));
+    }
 }
