@@ -19,6 +19,8 @@
 #
 # Needs: mvn -B -DskipTests install (agent/target/rate-limit-agent.jar, test-app/target/test-app.jar),
 # wrk and curl. Usage: [AGENT_JAR=JAR] benchmarks/http-wrk.sh [PAIRS] [SECONDS] [STARTS] [WARMUP_SECONDS]
+# With BASELINE_JAR=JAR, the JVM labelled "none" runs under that agent jar instead of none (two
+# builds of the agent, side by side, in one run: the ratios are then AGENT_JAR's over BASELINE_JAR's).
 # (WARMUP_SECONDS: wrk on each JVM before the pairs; default SECONDS, at least 15)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -108,7 +110,13 @@ echo "wrk -t$threads -c$connections -d${seconds}s --latency http://127.0.0.1:POR
 echo
 
 # ---- throughput ---------------------------------------------------------------------------------
-launch none
+baseline_jar="${BASELINE_JAR:-}"
+if [[ -n $baseline_jar ]]; then
+  echo "baseline: the JVM labelled none runs under $baseline_jar"
+  launch none "-javaagent:$baseline_jar=config=$rules"
+else
+  launch none
+fi
 pid_none=$started_pid port_none=$started_port
 launch agent "-javaagent:$agent_jar=config=$rules"
 pid_agent=$started_pid port_agent=$started_port
@@ -116,7 +124,7 @@ pid_agent=$started_pid port_agent=$started_port
 # proof that the agent acts on this path (and the plain app does not)
 headers=$(curl -s -D - -o /dev/null "http://127.0.0.1:$port_agent$path")
 grep -qi '^RateLimit-Policy: "api-per-ip"' <<<"$headers" || { echo "the agent did not answer with RateLimit-Policy:"; echo "$headers"; exit 1; } >&2
-if curl -s -D - -o /dev/null "http://127.0.0.1:$port_none$path" | grep -qi '^RateLimit'; then
+if [[ -z $baseline_jar ]] && curl -s -D - -o /dev/null "http://127.0.0.1:$port_none$path" | grep -qi '^RateLimit'; then
   echo "the plain app answers with RateLimit headers?" >&2; exit 1
 fi
 echo "agent check: $(grep -i '^RateLimit-Policy' <<<"$headers" | tr -d '\r')"
