@@ -197,32 +197,13 @@ final class MethodSites implements MethodGate {
      */
     private static Object enterNestingAlone(ActiveRule rule, Object[] arguments, RequestKeys request,
             RequestContext.Slot slot) {
-        if (rule.exempts(request)) {
-            long outcome = decideOrLetThrough(rule, arguments, request);
-            return Outcome.isAllowed(outcome) ? null : rejection(rule, outcome);
-        }
         CallStack stack = stackOf(slot);
-        String key;
-        long outcome;
-        try {
-            key = rule.key(arguments, request);
-            if (stack.inside(rule, key)) {
-                return null; // counted by the call this one is part of
-            }
-            countForged(rule, request);
-            outcome = rule.count(key);
-        } catch (RuntimeException | LinkageError e) {
-            // as decideOrLetThrough: the call goes through, counted as the agent's error
-            RateLimitBridge.agentError("limiting a method call", e);
-            return null;
-        }
+        int depth = stack.depth();
+        long outcome = decideNesting(rule, arguments, request, stack);
         if (!Outcome.isAllowed(outcome)) {
             return rejection(rule, outcome);
         }
-        // the scope first: should making it fail, nothing is left pushed
-        CallScope scope = stack.scope(stack.depth());
-        stack.push(rule, key);
-        return scope;
+        return stack.depth() == depth ? null : stack.scope(depth);
     }
 
     /**
@@ -237,27 +218,7 @@ final class MethodSites implements MethodGate {
         try {
             for (int i = from; i < bound.length; i++) {
                 ActiveRule rule = bound[i];
-                long outcome;
-                if (rule.nests() && !rule.exempts(request)) {
-                    String key;
-                    try {
-                        key = rule.key(arguments, request);
-                        if (stack.inside(rule, key)) {
-                            continue; // counted by the call this one is part of
-                        }
-                        countForged(rule, request);
-                        outcome = rule.count(key);
-                    } catch (RuntimeException | LinkageError e) {
-                        // as decideOrLetThrough: this rule lets the call through, the others decide
-                        RateLimitBridge.agentError("limiting a method call", e);
-                        continue;
-                    }
-                    if (Outcome.isAllowed(outcome)) {
-                        stack.push(rule, key);
-                    }
-                } else {
-                    outcome = decideOrLetThrough(rule, arguments, request);
-                }
+                long outcome = decideNesting(rule, arguments, request, stack);
                 if (!Outcome.isAllowed(outcome)) {
                     stack.truncate(depth);
                     return rejection(rule, outcome);
@@ -269,6 +230,35 @@ final class MethodSites implements MethodGate {
             throw t;
         }
         return stack.depth() == depth ? null : stack.scope(depth);
+    }
+
+    /**
+     * One rule's decision where calls may nest. A rule that can nest and does not exempt the
+     * request is not counted again for a key already on the stack, and a key it counts and
+     * allows is pushed; other rules decide as {@link #decideOrLetThrough} does.
+     */
+    private static long decideNesting(ActiveRule rule, Object[] arguments, RequestKeys request, CallStack stack) {
+        if (!rule.nests() || rule.exempts(request)) {
+            return decideOrLetThrough(rule, arguments, request);
+        }
+        String key;
+        long outcome;
+        try {
+            key = rule.key(arguments, request);
+            if (stack.inside(rule, key)) {
+                return Outcome.ALLOWED_UNCOUNTED; // counted by the call this one is part of
+            }
+            countForged(rule, request);
+            outcome = rule.count(key);
+        } catch (RuntimeException | LinkageError e) {
+            // as decideOrLetThrough: this rule lets the call through, the others decide
+            RateLimitBridge.agentError("limiting a method call", e);
+            return Outcome.ALLOWED_UNCOUNTED;
+        }
+        if (Outcome.isAllowed(outcome)) {
+            stack.push(rule, key);
+        }
+        return outcome;
     }
 
     /** What the advice gets for a call a rule rejected: the exception to throw, or the default's marker. */
