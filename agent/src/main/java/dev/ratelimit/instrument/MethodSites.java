@@ -25,8 +25,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>A call made from inside a limited call under the same rule (an overload delegating to
  * another, {@code super.send()} under {@code *#send}, a method calling itself) is part of the call
  * that was counted, and is not counted again. Keeping track costs about 4 ns a call for a method
- * with one rule, 8 ns with several (a stack in the slot the bridge keeps per thread), so it is
- * done only for rules that can nest: a rule bound
+ * with one rule (a stack in the slot the bridge keeps per thread), so it is done only for rules
+ * that can nest: a rule bound
  * to two or more methods, or to a method whose code calls a method of its own name and
  * descriptor. For those, {@link #enter} returns a {@link CallScope} the exit advice closes.
  */
