@@ -1,11 +1,3 @@
 #!/usr/bin/env bash
-# the rule that can nest only: the build before this round's change (old) and after it (new), 3 forks each, alternating, three rounds; then no agent
-for round in 1 2 3; do
-  for v in old new; do
-    echo "=== $v round $round $(date +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
-    (cd /tmp/abench/$v/benchmarks && nice -n -15 java -jar /tmp/abench/benchmarks.jar 'InstrumentedCallBenchmark.overloaded_agent' -f 3 -wi 3 -w 2s -i 5 -r 2s 2>&1 | grep -E "^InstrumentedCallBenchmark\.[a-z_]+ |Exception")
-  done
-done
-echo "=== none $(date +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
-(cd /tmp/abench/new/benchmarks && nice -n -15 java -jar /tmp/abench/benchmarks.jar 'InstrumentedCallBenchmark.overloaded_none' -f 3 -wi 3 -w 2s -i 5 -r 2s 2>&1 | grep -E "^InstrumentedCallBenchmark\.[a-z_]+ |Exception")
-echo "=== end $(date +%T)"
+# fourteenth round: the rule that can nest only, 3 forks, three rounds (see benchmarks/instrumented-ab.sh)
+FORKS=3 ROUNDS=3 METHODS=overloaded exec "$(dirname "$0")/../../instrumented-ab.sh"

@@ -145,13 +145,7 @@ class RedisFaultTest {
      */
     @Test
     void aBurstOfCallsOnAColdStoreIsAnsweredWithinTheTimeout() throws Exception {
-        long timeout = 300;
-        try (RedisServer guarded = RedisServer.start(List.of("--requirepass", "secret"));
-                SlowHandshakeProxy proxy = new SlowHandshakeProxy(guarded.port(), 3, 40);
-                RedisStore cold = new RedisStore(new RedisConfig("redis://:secret@127.0.0.1:" + proxy.port() + "/1",
-                        java.time.Duration.ofMillis(timeout), "rl-burst:"))) {
-            assertEquals(16, answeredAtOnce(new RedisLimiter(cold, allow.config()), 16), "calls answered of 16");
-        }
+        assertEquals(16, answeredAtOnceOnAColdStore(java.time.Duration.ofMillis(300), 16), "calls answered of 16");
     }
 
     /**
@@ -162,12 +156,7 @@ class RedisFaultTest {
      */
     @Test
     void moreCallsAtOnceThanThePoolHoldsAreAllAnswered() throws Exception {
-        try (RedisServer guarded = RedisServer.start(List.of("--requirepass", "secret"));
-                SlowHandshakeProxy proxy = new SlowHandshakeProxy(guarded.port(), 3, 40);
-                RedisStore cold = new RedisStore(new RedisConfig("redis://:secret@127.0.0.1:" + proxy.port() + "/1",
-                        java.time.Duration.ofSeconds(2), "rl-many:"))) {
-            assertEquals(150, answeredAtOnce(new RedisLimiter(cold, allow.config()), 150), "calls answered of 150");
-        }
+        assertEquals(150, answeredAtOnceOnAColdStore(java.time.Duration.ofSeconds(2), 150), "calls answered of 150");
     }
 
     /**
@@ -232,6 +221,20 @@ class RedisFaultTest {
                 // the warm-up, the connector's one try, the probe's (backoff from 25 ms), this client
                 assertTrue(connections <= 12, connections + " connections for 40 calls");
             }
+        }
+    }
+
+    /**
+     * {@link #answeredAtOnce} on a new store (no connection open yet) with {@code timeout}, whose
+     * server holds back the first three replies of each connection by 40 ms, as a server slow to
+     * set a connection up ({@code AUTH}, {@code CLIENT SETINFO}, {@code SELECT}) does.
+     */
+    private int answeredAtOnceOnAColdStore(java.time.Duration timeout, int calls) throws Exception {
+        try (RedisServer guarded = RedisServer.start(List.of("--requirepass", "secret"));
+                SlowHandshakeProxy proxy = new SlowHandshakeProxy(guarded.port(), 3, 40);
+                RedisStore cold = new RedisStore(new RedisConfig("redis://:secret@127.0.0.1:" + proxy.port() + "/1",
+                        timeout, "rl-cold-" + calls + ":"))) {
+            return answeredAtOnce(new RedisLimiter(cold, allow.config()), calls);
         }
     }
 
