@@ -3,25 +3,31 @@ package dev.ratelimit.limit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * A clock read with one volatile load, updated about once a millisecond by one daemon thread.
+ * A clock read with one volatile load, updated by one daemon thread every tick.
  *
  * <p>{@code System.nanoTime()} per call costs about as much as the rest of a decision. Window ids
  * use the wall clock ({@link #millis()}) so instances sharing a store agree on window
  * boundaries; Caffeine's ticker and the token bucket use the monotonic {@link #nanos()}.
  *
  * <p>Readings lag real time by at most a tick, so a retry time computed from them is never
- * earlier than the real end of a window.
+ * earlier than the real end of a window. A tick is a thousandth of the shortest window of any
+ * limit made in this JVM ({@link #resolve}), at least 1 ms and at most 10 ms: a window's edges
+ * move by at most 0.1% of it. A thread that wakes every millisecond costs a served request about
+ * 1% of its CPU on a two-core machine (benchmarks/README.md); rules of 10 s and longer wake it a
+ * tenth as often. The tick never grows again: a rule removed leaves it as fine as it was.
  */
 public final class CoarseClock {
-    private static final long TICK_NANOS = 1_000_000L;
+    static final long MIN_TICK_NANOS = 1_000_000L;
+    static final long MAX_TICK_NANOS = 10_000_000L;
 
     private static volatile long millis = System.currentTimeMillis();
     private static volatile long nanos = System.nanoTime();
+    private static volatile long tickNanos = MAX_TICK_NANOS;
+    private static final Thread TICKER = new Thread(CoarseClock::tick, "rate-limit-agent-clock");
 
     static {
-        Thread ticker = new Thread(CoarseClock::tick, "rate-limit-agent-clock");
-        ticker.setDaemon(true);
-        ticker.start();
+        TICKER.setDaemon(true);
+        TICKER.start();
     }
 
     private CoarseClock() {
@@ -29,18 +35,49 @@ public final class CoarseClock {
 
     private static void tick() {
         while (true) {
-            LockSupport.parkNanos(TICK_NANOS);
+            LockSupport.parkNanos(tickNanos);
             millis = System.currentTimeMillis();
             nanos = System.nanoTime();
         }
     }
 
-    /** Wall-clock milliseconds since the epoch, at most about a millisecond old. */
+    /**
+     * Keeps readings within a thousandth of {@code windowMillis} (within 1 to 10 ms), from the
+     * next reading on. Called for every limit made.
+     */
+    public static void resolve(long windowMillis) {
+        long wanted = tickFor(windowMillis);
+        if (wanted >= tickNanos) {
+            return;
+        }
+        synchronized (CoarseClock.class) {
+            if (wanted < tickNanos) {
+                tickNanos = wanted;
+                // the ticker reads the clock at once, then ticks at the new length (only it
+                // writes the readings, so they never go back)
+                LockSupport.unpark(TICKER);
+            }
+        }
+    }
+
+    /** A thousandth of the window, within 1 to 10 ms, in nanoseconds. */
+    static long tickFor(long windowMillis) {
+        // a thousandth of a millisecond is a microsecond: 1,000 ns per millisecond of window
+        return windowMillis >= MAX_TICK_NANOS / 1_000L ? MAX_TICK_NANOS
+                : Math.max(MIN_TICK_NANOS, windowMillis * 1_000L);
+    }
+
+    /** The current tick, in nanoseconds. */
+    static long tickNanos() {
+        return tickNanos;
+    }
+
+    /** Wall-clock milliseconds since the epoch, at most a tick old. */
     public static long millis() {
         return millis;
     }
 
-    /** Monotonic nanoseconds (as {@link System#nanoTime()}), at most about a millisecond old. */
+    /** Monotonic nanoseconds (as {@link System#nanoTime()}), at most a tick old. */
     public static long nanos() {
         return nanos;
     }

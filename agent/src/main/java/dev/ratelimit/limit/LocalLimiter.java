@@ -56,6 +56,7 @@ public final class LocalLimiter implements Limiter {
 
     private static LimitAlgorithm algorithm(RuleConfig rule, LimitSpec spec, AllowedTally tally) {
         long windowMillis = spec.window().toMillis();
+        CoarseClock.resolve(windowMillis);
         switch (rule.algorithm()) {
             case SLIDING_WINDOW: return new SlidingWindowLimit(spec.limit(), windowMillis);
             case TOKEN_BUCKET: return new TokenBucketLimit(spec.limit(), windowMillis);
