@@ -273,6 +273,8 @@ class HttpSuiteIT {
         assertTrue(log.contains("rate-limit-agent ") && log.contains(" started: config "), log);
         assertFalse(log.contains("could not instrument"), log);
         assertFalse(log.contains("internal error while"), log);
+        // the container's servlet API is called directly, not through the fallback's method handles
+        assertFalse(log.contains("go through method handles"), log);
     }
 
     // --- what a response carries -----------------------------------------------------------------
