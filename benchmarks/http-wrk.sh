@@ -132,11 +132,18 @@ echo "agent check: $(grep -i '^RateLimit-Policy' <<<"$headers" | tr -d '\r')"
 cpu_ms() { # PID -> the process's CPU time so far (user + system), ms
   awk -v hz="$(getconf CLK_TCK)" '{ print int(($14 + $15) * 1000 / hz) }' "/proc/$1/stat"
 }
+machine_ticks() { # -> "steal total": the whole machine's CPU ticks so far (/proc/stat), stolen and all
+  awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t }' /proc/stat
+}
 run_wrk() { # NAME PORT DURATION [PID] -> output file; with PID, the server's CPU ms during the run too
-  local before=0
+  local before=0 steal0 total0 steal1 total1
   [[ -n ${4:-} ]] && before=$(cpu_ms "$4")
+  read -r steal0 total0 < <(machine_ticks)
   wrk -t"$threads" -c"$connections" -d"$3" --latency "http://127.0.0.1:$2$path" >"$work/wrk-$1.txt" 2>&1
   [[ -n ${4:-} ]] && echo "server-cpu-ms $(( $(cpu_ms "$4") - before ))" >>"$work/wrk-$1.txt"
+  # the share of the machine's CPU time the hypervisor gave to others: a disturbed run shows here
+  read -r steal1 total1 < <(machine_ticks)
+  echo "steal-percent $(awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) 'BEGIN { printf "%.1f", (t > 0 ? 100 * s / t : 0) }')" >>"$work/wrk-$1.txt"
   return 0
 }
 field() { # FILE -> "rps p50 p75 p90 p99 non2xx"
@@ -145,17 +152,18 @@ field() { # FILE -> "rps p50 p75 p90 p99 non2xx"
     /Requests\/sec:/ { rps=$2 }
     / requests in / { requests=$1 }
     /^server-cpu-ms / { cpu=$2 }
+    /^steal-percent / { steal=$2 }
     /^ +50%/ { p50=us($2) } /^ +75%/ { p75=us($2) } /^ +90%/ { p90=us($2) } /^ +99%/ { p99=us($2) }
     /Non-2xx or 3xx responses:/ { bad=$5 }
     /Socket errors/ { err=$0 }
-    END { printf "%s %s %s %s %s %s %.2f\n", rps, p50, p75, p90, p99, (bad==""?0:bad), (requests>0 ? cpu*1000/requests : 0) }' "$1"
+    END { printf "%s %s %s %s %s %s %.2f %s\n", rps, p50, p75, p90, p99, (bad==""?0:bad), (requests>0 ? cpu*1000/requests : 0), steal }' "$1"
 }
 
 echo "warm-up: ${warmup}s each"
 run_wrk warm-none "$port_none" "${warmup}s"
 run_wrk warm-agent "$port_agent" "${warmup}s"
 
-printf '\n%-6s %-6s %12s %10s %10s %10s %10s %8s %12s\n' pair run "requests/s" "p50 us" "p75 us" "p90 us" "p99 us" "non-2xx" "cpu us/req"
+printf '\n%-6s %-6s %12s %10s %10s %10s %10s %8s %12s %7s\n' pair run "requests/s" "p50 us" "p75 us" "p90 us" "p99 us" "non-2xx" "cpu us/req" "steal%"
 : >"$work/rows"
 for ((p = 1; p <= pairs; p++)); do
   if ((p % 2 == 1)); then order="none agent"; else order="agent none"; fi
@@ -163,8 +171,8 @@ for ((p = 1; p <= pairs; p++)); do
     port_var="port_$run"
     pid_var="pid_$run"
     run_wrk "$run-$p" "${!port_var}" "${seconds}s" "${!pid_var}"
-    read -r rps p50 p75 p90 p99 bad cpu < <(field "$work/wrk-$run-$p.txt")
-    printf '%-6s %-6s %12s %10s %10s %10s %10s %8s %12s\n' "$p" "$run" "$rps" "$p50" "$p75" "$p90" "$p99" "$bad" "$cpu"
+    read -r rps p50 p75 p90 p99 bad cpu steal < <(field "$work/wrk-$run-$p.txt")
+    printf '%-6s %-6s %12s %10s %10s %10s %10s %8s %12s %7s\n' "$p" "$run" "$rps" "$p50" "$p75" "$p90" "$p99" "$bad" "$cpu" "$steal"
     echo "$p $run $rps $p50 $p75 $p90 $p99 $bad $cpu" >>"$work/rows"
   done
 done
