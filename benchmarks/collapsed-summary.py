@@ -5,6 +5,10 @@ over several profiles of the same kind of start.
   collapsed-summary.py threads FILE...          samples per thread
   collapsed-summary.py under REGEX FILE...      frames under the first frame matching REGEX,
                                                 inclusive samples, the 40 largest
+  collapsed-summary.py agent FILE...            per file: the shares of all samples under the
+                                                request's decision (and in it: the limiter, and
+                                                method handles' own frames), the clock thread, the
+                                                rule-file watcher (http-profile.sh's profiles)
 Samples are per profile (the files' mean). With event=cpu,interval=1ms a sample is 1 ms of CPU;
 with event=wall,interval=2ms it is 2 ms of wall time of one thread.
 """
@@ -48,9 +52,34 @@ def under(pattern, paths):
         print('%8.0f %s' % (count / len(paths), frame[:150]))
 
 
+def agent(paths):
+    print('%-34s %8s %8s %8s %8s %8s %8s %8s' % ('file', 'samples', 'request', 'limiter', 'handles', 'clock',
+                                                  'watcher', 'agent'))
+    for path in paths:
+        total = request = limiter = handles = clock = watcher = 0
+        for frames, count in stacks(path):
+            total += count
+            if any('HttpRequests.enter' in frame for frame in frames):
+                request += count
+                if any('ActiveRule.decide' in frame for frame in frames):
+                    limiter += count
+                if re.search(r'LambdaForm|Invokers|DirectMethodHandle|Class\.cast', frames[-1]):
+                    handles += count
+            elif any('CoarseClock.tick' in frame for frame in frames):
+                clock += count
+            elif any('RuleFileWatcher' in frame for frame in frames):
+                watcher += count
+        share = lambda n: '%7.2f%%' % (100.0 * n / total)
+        print('%-34s %8d %s %s %s %s %s %s' % (path.split('/')[-1][:34], total, share(request), share(limiter),
+                                             share(handles), share(clock), share(watcher),
+                                             share(request + clock + watcher)))
+
+
 if __name__ == '__main__':
     if len(sys.argv) > 2 and sys.argv[1] == 'threads':
         threads(sys.argv[2:])
+    elif len(sys.argv) > 2 and sys.argv[1] == 'agent':
+        agent(sys.argv[2:])
     elif len(sys.argv) > 3 and sys.argv[1] == 'under':
         under(sys.argv[2], sys.argv[3:])
     else:
