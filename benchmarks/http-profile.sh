@@ -10,15 +10,16 @@
 # Summarise with: benchmarks/collapsed-summary.py agent OUT...
 #
 # Needs async-profiler (ASPROF, default /tmp/ap/bin/asprof; see benchmarks/README.md for how to
-# get it from Maven Central), wrk, curl. Usage: benchmarks/http-profile.sh JAR OUT
+# get it from Maven Central), wrk, curl. Usage: benchmarks/http-profile.sh JAR|none OUT
 set -euo pipefail
-jar=$(realpath "$1")
+jar=$1
+[[ $jar == none ]] || jar=$(realpath "$jar")
 out=$(realpath -m "$2")
 asprof="${ASPROF:-/tmp/ap/bin/asprof}"
 cd "$(dirname "$0")/.."
 source benchmarks/test-app-env.sh
 url_path=/api/domains/shop.example.com
-launch prof "-javaagent:$jar=config=$rules"
+if [[ $jar == none ]]; then launch prof; else launch prof "-javaagent:$jar=config=$rules"; fi
 wait_for prof answers_200
 wrk -t2 -c32 -d40s "http://127.0.0.1:$port$url_path" >/dev/null
 wrk -t2 -c32 -d20s "http://127.0.0.1:$port$url_path" >"$out.wrk" &
