@@ -20,7 +20,7 @@ import net.bytebuddy.jar.asm.Type;
  *
  * <p>{@link #of} generates, once per servlet API, a subclass whose every method is one cast and
  * one interface call ({@code ((HttpServletRequest) request).getRequestURI()}), loaded by a class
- * loader that sees both this class and that API. The JIT inlines such a call into the request's
+ * loader that takes this class from the agent and every other name from that API's loader. The JIT inlines such a call into the request's
  * decision. Method handles held in fields, which this class replaced, are not constants to the
  * JIT: each call went through the handle's own code, about 1% of the CPU of a served request
  * (see benchmarks/README.md). Should the class not be made, {@link Handles} makes the same calls
@@ -64,7 +64,7 @@ public abstract class ServletCalls {
     static ServletCalls of(Api api) throws ReflectiveOperationException {
         try {
             return generate(api);
-        } catch (RuntimeException | LinkageError e) {
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             LOG.log(System.Logger.Level.WARNING, "rate-limit-agent: calls to " + api.request.getName()
                     + " go through method handles, a little slower: " + e);
             return new Handles(api);
@@ -143,7 +143,12 @@ public abstract class ServletCalls {
         method.visitEnd();
     }
 
-    /** Sees this class (its parent: the agent's loader) and, after it, the servlet API's loader. */
+    /**
+     * Loads one generated class: its supertype, {@link ServletCalls}, is the agent's; every other
+     * name it refers to (the servlet API, the JDK) is what the servlet API's own loader answers,
+     * so that the casts are to the request's own types even should the agent's loader see another
+     * copy of the API.
+     */
     private static final class DirectLoader extends ClassLoader {
         private final ClassLoader api;
 
@@ -153,12 +158,16 @@ public abstract class ServletCalls {
         }
 
         @Override
-        protected Class<?> findClass(String name) throws ClassNotFoundException {
-            return Class.forName(name, false, api);
+        protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+            if (name.equals(ServletCalls.class.getName())) {
+                return ServletCalls.class;
+            }
+            Class<?> defined = findLoadedClass(name);
+            return defined != null ? defined : Class.forName(name, false, api);
         }
 
         Class<?> define(String name, byte[] bytes) {
-            return defineClass(name, bytes, 0, bytes.length);
+            return defineClass(name, bytes, 0, bytes.length, ServletCalls.class.getProtectionDomain());
         }
     }
 

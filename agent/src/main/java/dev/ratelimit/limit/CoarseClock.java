@@ -12,7 +12,8 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Readings lag real time by at most a tick, so a retry time computed from them is never
  * earlier than the real end of a window. A tick is a thousandth of the shortest window of any
  * limit made in this JVM ({@link #resolve}), at least 1 ms and at most 10 ms: a window's edges
- * move by at most 0.1% of it. A thread that wakes every millisecond costs a served request about
+ * move by about 0.1% of it at most (by about 1 ms for windows under a second), and by more only
+ * when the machine is too busy to wake this thread on time. A thread that wakes every millisecond costs a served request about
  * 1% of its CPU on a two-core machine (benchmarks/README.md); rules of 10 s and longer wake it a
  * tenth as often. The tick never grows again: a rule removed leaves it as fine as it was.
  */
@@ -35,6 +36,9 @@ public final class CoarseClock {
 
     private static void tick() {
         while (true) {
+            // an interrupt (a host that interrupts every thread) would make every park return at
+            // once, and this loop spin: it is not for this thread, which never stops
+            Thread.interrupted();
             LockSupport.parkNanos(tickNanos);
             millis = System.currentTimeMillis();
             nanos = System.nanoTime();

@@ -9,6 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.lang.reflect.Proxy;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.List;
@@ -108,6 +111,26 @@ class ServletCallsTest {
         assertFalse(calls instanceof ServletCalls.Handles, calls.getClass().getName());
         assertTrue(calls.getClass().getName().contains("$Direct$"), calls.getClass().getName());
         assertNotSame(ServletCalls.class.getClassLoader(), calls.getClass().getClassLoader());
+    }
+
+    /**
+     * As in a container: the servlet API in a loader of its own, which the agent's loader cannot
+     * see (here the test's loader can see another copy of it, which the calls must not take).
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("namespaces")
+    void theCallsUseTheApiOfTheRequestsOwnLoader(String namespace) throws Exception {
+        String requestName = namespace + ".http.HttpServletRequest";
+        URL jar = Class.forName(requestName, false, ServletCallsTest.class.getClassLoader())
+                .getProtectionDomain().getCodeSource().getLocation();
+        try (URLClassLoader webapp = new URLClassLoader(new URL[] {jar}, ClassLoader.getPlatformClassLoader())) {
+            Class<?> request = Class.forName(requestName, false, webapp);
+            Object proxy = Proxy.newProxyInstance(webapp, new Class<?>[] {request},
+                    (self, method, args) -> method.getName().equals("getRequestURI") ? "/isolated" : null);
+            ServletCalls calls = ServletCalls.generate(new ServletCalls.Api(request));
+            assertEquals("/isolated", calls.requestUri(proxy));
+            assertNull(calls.header(proxy, "X-Any"));
+        }
     }
 
     static Stream<String> namespaces() {

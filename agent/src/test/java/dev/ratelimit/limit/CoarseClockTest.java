@@ -3,10 +3,70 @@ package dev.ratelimit.limit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.lang.reflect.Method;
+import java.net.URL;
+import java.net.URLClassLoader;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The clock's tick: a thousandth of the shortest window, within 1 to 10 ms, and never coarser again. */
+/**
+ * The clock's tick: a thousandth of the shortest window, within 1 to 10 ms, and never coarser
+ * again. The clock is static, and other tests in this JVM have made limits already: the tests of
+ * its ticking use a copy of the class of their own, in a loader of their own, with its own thread.
+ */
 class CoarseClockTest {
+    private URLClassLoader loader;
+    private Class<?> clock;
+
+    @BeforeEach
+    void freshClock() throws Exception {
+        URL classes = CoarseClock.class.getProtectionDomain().getCodeSource().getLocation();
+        loader = new URLClassLoader(new URL[] {classes}, ClassLoader.getPlatformClassLoader());
+        clock = Class.forName(CoarseClock.class.getName(), true, loader);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        loader.close();
+    }
+
+    private long call(String name, Object... args) throws Exception {
+        for (Method m : clock.getDeclaredMethods()) {
+            if (m.getName().equals(name) && m.getParameterCount() == args.length) {
+                m.setAccessible(true);
+                Object result = m.invoke(null, args);
+                return result == null ? 0 : (Long) result;
+            }
+        }
+        throw new NoSuchMethodException(name);
+    }
+
+    /** How many distinct readings of the copy's clock a reader sees in {@code millis}. */
+    private int readingsIn(long millis) throws Exception {
+        int readings = 0;
+        long last = call("nanos");
+        long end = System.nanoTime() + millis * 1_000_000L;
+        while (System.nanoTime() < end) {
+            long now = call("nanos");
+            if (now != last) {
+                readings++;
+                last = now;
+            }
+            Thread.onSpinWait();
+        }
+        return readings;
+    }
+
+    /** The copy's clock thread. */
+    private Thread ticker() throws ReflectiveOperationException {
+        java.lang.reflect.Field field = clock.getDeclaredField("TICKER");
+        field.setAccessible(true);
+        return (Thread) field.get(null);
+    }
+
     @Test
     void theTickIsAThousandthOfTheWindowWithinOneToTenMilliseconds() {
         assertEquals(1_000_000L, CoarseClock.tickFor(1));
@@ -21,19 +81,38 @@ class CoarseClockTest {
     }
 
     @Test
-    void aShorterWindowMakesTheTickFinerAndALongerOneLeavesIt() throws Exception {
-        CoarseClock.resolve(3_000);
-        assertTrue(CoarseClock.tickNanos() <= 3_000_000L, () -> "tick " + CoarseClock.tickNanos());
-        CoarseClock.resolve(1_000);
-        assertEquals(1_000_000L, CoarseClock.tickNanos());
-        CoarseClock.resolve(60_000);
-        assertEquals(1_000_000L, CoarseClock.tickNanos());
-        // at a tick of 1 ms the readings move on within a few ticks, even on a busy machine
-        long before = CoarseClock.nanos();
-        long deadline = System.nanoTime() + 1_000_000_000L;
-        while (CoarseClock.nanos() == before && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-        }
-        assertTrue(CoarseClock.nanos() > before);
+    void aShortWindowMakesTheClockTickFinerAndALongOneLeavesIt() throws Exception {
+        // a fresh clock ticks every 10 ms: at most about 30 readings in 300 ms (40 with slack)
+        assertEquals(10_000_000L, call("tickNanos"));
+        int coarse = readingsIn(300);
+        assertTrue(coarse <= 40, () -> coarse + " readings in 300 ms at a tick of 10 ms");
+
+        call("resolve", 60_000L);
+        assertEquals(10_000_000L, call("tickNanos"));
+        call("resolve", 1_000L);
+        assertEquals(1_000_000L, call("tickNanos"));
+        // about 300 at 1 ms; 60 (one per 5 ms) leaves room for a busy machine, and is well
+        // above what a 10 ms tick can give
+        int fine = readingsIn(300);
+        assertTrue(fine >= 60, () -> fine + " readings in 300 ms at a tick of 1 ms");
+
+        call("resolve", 60_000L);
+        assertEquals(1_000_000L, call("tickNanos"), "a longer window never makes the tick coarser");
+    }
+
+    @Test
+    void anInterruptedClockThreadKeepsTickingWithoutSpinning() throws Exception {
+        call("resolve", 1_000L);
+        Thread ticker = ticker();
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        ticker.interrupt();
+        Thread.sleep(50);
+        long cpuBefore = threads.getThreadCpuTime(ticker.getId());
+        Thread.sleep(300);
+        long cpuNanos = threads.getThreadCpuTime(ticker.getId()) - cpuBefore;
+        // a spinning thread burns about all of the 300 ms; a ticking one a few ms
+        assertTrue(cpuNanos < 100_000_000L, () -> "the clock thread used " + cpuNanos / 1_000_000 + " ms of CPU in 300 ms");
+        int readings = readingsIn(300);
+        assertTrue(readings >= 60, () -> readings + " readings in 300 ms after an interrupt");
     }
 }
