@@ -13,9 +13,10 @@ import java.util.concurrent.locks.LockSupport;
  * earlier than the real end of a window. A tick is a thousandth of the shortest window of any
  * limit made in this JVM ({@link #resolve}), at least 1 ms and at most 10 ms: a window's edges
  * move by about 0.1% of it at most (by about 1 ms for windows under a second), and by more only
- * when the machine is too busy to wake this thread on time. A thread that wakes every millisecond costs a served request about
- * 1% of its CPU on a two-core machine (benchmarks/README.md); rules of 10 s and longer wake it a
- * tenth as often. The tick never grows again: a rule removed leaves it as fine as it was.
+ * when the machine is too busy to wake this thread on time. A thread that wakes every
+ * millisecond costs a served request about 1% of its CPU on a two-core machine
+ * (benchmarks/README.md); rules of 10 s and longer wake it a tenth as often. The tick never grows
+ * again: a rule removed leaves it as fine as it was.
  */
 public final class CoarseClock {
     static final long MIN_TICK_NANOS = 1_000_000L;
