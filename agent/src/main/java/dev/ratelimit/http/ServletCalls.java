@@ -9,6 +9,8 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.security.Principal;
 import java.util.Enumeration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import net.bytebuddy.jar.asm.ClassWriter;
 import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
@@ -29,26 +31,43 @@ import net.bytebuddy.jar.asm.Type;
 public abstract class ServletCalls {
     private static final System.Logger LOG = System.getLogger("dev.ratelimit");
 
-    /** One servlet API's types, found in the request interface's loader. */
+    /** One servlet API, found in the request interface's loader: the method it calls for each of ours. */
     static final class Api {
         final Class<?> request;
-        final Class<?> response;
-        final Class<?> servletRequest;
-        final Class<?> servletResponse;
-        final Class<?> outputStream;
         /** Null on Servlet 2.x, which has no dispatcher types. */
         final Class<?> dispatcherType;
+        /**
+         * For each abstract method of {@link ServletCalls}, by name, the API's method it calls on
+         * its first argument; null for {@code dispatcherType} on Servlet 2.x (the call answers null).
+         */
+        final Map<String, Method> targets = new LinkedHashMap<>();
 
-        Api(Class<?> request) throws ClassNotFoundException {
+        Api(Class<?> request) throws ReflectiveOperationException {
             String name = request.getName();
             String namespace = name.substring(0, name.length() - ".http.HttpServletRequest".length());
             ClassLoader loader = request.getClassLoader();
+            Class<?> response = Class.forName(namespace + ".http.HttpServletResponse", false, loader);
+            Class<?> servletRequest = Class.forName(namespace + ".ServletRequest", false, loader);
+            Class<?> servletResponse = Class.forName(namespace + ".ServletResponse", false, loader);
             this.request = request;
-            response = Class.forName(namespace + ".http.HttpServletResponse", false, loader);
-            servletRequest = Class.forName(namespace + ".ServletRequest", false, loader);
-            servletResponse = Class.forName(namespace + ".ServletResponse", false, loader);
-            outputStream = Class.forName(namespace + ".ServletOutputStream", false, loader);
             dispatcherType = dispatcherEnum(namespace, loader);
+            targets.put("method", request.getMethod("getMethod"));
+            targets.put("requestUri", request.getMethod("getRequestURI"));
+            targets.put("contextPath", request.getMethod("getContextPath"));
+            targets.put("remoteAddr", servletRequest.getMethod("getRemoteAddr"));
+            targets.put("header", request.getMethod("getHeader", String.class));
+            targets.put("headers", request.getMethod("getHeaders", String.class));
+            targets.put("userPrincipal", request.getMethod("getUserPrincipal"));
+            targets.put("dispatcherType", dispatcherType == null ? null : servletRequest.getMethod("getDispatcherType"));
+            targets.put("attribute", servletRequest.getMethod("getAttribute", String.class));
+            targets.put("setAttribute", servletRequest.getMethod("setAttribute", String.class, Object.class));
+            targets.put("isCommitted", servletResponse.getMethod("isCommitted"));
+            targets.put("reset", servletResponse.getMethod("reset"));
+            targets.put("setStatus", response.getMethod("setStatus", int.class));
+            targets.put("setHeader", response.getMethod("setHeader", String.class, String.class));
+            targets.put("setContentType", servletResponse.getMethod("setContentType", String.class));
+            targets.put("setContentLength", servletResponse.getMethod("setContentLength", int.class));
+            targets.put("outputStream", servletResponse.getMethod("getOutputStream"));
         }
 
         private static Class<?> dispatcherEnum(String namespace, ClassLoader loader) {
@@ -58,6 +77,16 @@ public abstract class ServletCalls {
                 return null;
             }
         }
+    }
+
+    /** This class's abstract method {@code name}. */
+    private static Method ours(String name) {
+        for (Method m : ServletCalls.class.getDeclaredMethods()) {
+            if (m.getName().equals(name) && Modifier.isAbstract(m.getModifiers())) {
+                return m;
+            }
+        }
+        throw new IllegalArgumentException(name);
     }
 
     /** Direct calls when they can be generated, else calls through method handles. */
@@ -91,39 +120,20 @@ public abstract class ServletCalls {
         init.visitInsn(Opcodes.RETURN);
         init.visitMaxs(0, 0);
         init.visitEnd();
-        call(writer, "method", api.request.getMethod("getMethod"));
-        call(writer, "requestUri", api.request.getMethod("getRequestURI"));
-        call(writer, "contextPath", api.request.getMethod("getContextPath"));
-        call(writer, "remoteAddr", api.servletRequest.getMethod("getRemoteAddr"));
-        call(writer, "header", api.request.getMethod("getHeader", String.class));
-        call(writer, "headers", api.request.getMethod("getHeaders", String.class));
-        call(writer, "userPrincipal", api.request.getMethod("getUserPrincipal"));
-        call(writer, "dispatcherType", api.dispatcherType == null ? null : api.servletRequest.getMethod("getDispatcherType"));
-        call(writer, "attribute", api.servletRequest.getMethod("getAttribute", String.class));
-        call(writer, "setAttribute", api.servletRequest.getMethod("setAttribute", String.class, Object.class));
-        call(writer, "isCommitted", api.servletResponse.getMethod("isCommitted"));
-        call(writer, "reset", api.servletResponse.getMethod("reset"));
-        call(writer, "setStatus", api.response.getMethod("setStatus", int.class));
-        call(writer, "setHeader", api.response.getMethod("setHeader", String.class, String.class));
-        call(writer, "setContentType", api.servletResponse.getMethod("setContentType", String.class));
-        call(writer, "setContentLength", api.servletResponse.getMethod("setContentLength", int.class));
-        call(writer, "outputStream", api.servletResponse.getMethod("getOutputStream"));
+        for (Map.Entry<String, Method> target : api.targets.entrySet()) {
+            call(writer, ours(target.getKey()), target.getValue());
+        }
         writer.visitEnd();
         Class<?> type = new DirectLoader(ServletCalls.class.getClassLoader(), api.request.getClassLoader())
                 .define(name, writer.toByteArray());
         return (ServletCalls) type.getDeclaredConstructor().newInstance();
     }
 
-    /** Writes this class's method {@code name} as a call of {@code target} on the first argument, or as {@code return null}. */
-    private static void call(ClassWriter writer, String name, Method target) {
-        Method ours = null;
-        for (Method m : ServletCalls.class.getDeclaredMethods()) {
-            if (m.getName().equals(name) && Modifier.isAbstract(m.getModifiers())) {
-                ours = m;
-            }
-        }
+    /** Writes our method {@code ours} as a call of {@code target} on the first argument, or as {@code return null}. */
+    private static void call(ClassWriter writer, Method ours, Method target) {
         Class<?>[] parameters = ours.getParameterTypes();
-        MethodVisitor method = writer.visitMethod(Opcodes.ACC_PUBLIC, name, Type.getMethodDescriptor(ours), null, null);
+        MethodVisitor method = writer.visitMethod(Opcodes.ACC_PUBLIC, ours.getName(), Type.getMethodDescriptor(ours),
+                null, null);
         method.visitCode();
         if (target == null) {
             method.visitInsn(Opcodes.ACONST_NULL);
@@ -230,34 +240,34 @@ public abstract class ServletCalls {
         private final MethodHandle outputStream;
 
         Handles(Api api) throws ReflectiveOperationException {
-            MethodHandles.Lookup lookup = MethodHandles.publicLookup();
-            method = handle(lookup, api.request, "getMethod", String.class);
-            requestUri = handle(lookup, api.request, "getRequestURI", String.class);
-            contextPath = handle(lookup, api.request, "getContextPath", String.class);
-            remoteAddr = handle(lookup, api.servletRequest, "getRemoteAddr", String.class);
-            header = handle(lookup, api.request, "getHeader", String.class, String.class);
-            headers = handle(lookup, api.request, "getHeaders", Enumeration.class, String.class);
-            userPrincipal = handle(lookup, api.request, "getUserPrincipal", Principal.class);
-            dispatcherType = api.dispatcherType == null ? null
-                    : handle(lookup, api.servletRequest, "getDispatcherType", api.dispatcherType)
-                            .asType(MethodType.methodType(Object.class, Object.class));
-            getAttribute = handle(lookup, api.servletRequest, "getAttribute", Object.class, String.class);
-            setAttribute = handle(lookup, api.servletRequest, "setAttribute", void.class, String.class, Object.class);
-            isCommitted = handle(lookup, api.servletResponse, "isCommitted", boolean.class);
-            reset = handle(lookup, api.servletResponse, "reset", void.class);
-            setStatus = handle(lookup, api.response, "setStatus", void.class, int.class);
-            setHeader = handle(lookup, api.response, "setHeader", void.class, String.class, String.class);
-            setContentType = handle(lookup, api.servletResponse, "setContentType", void.class, String.class);
-            setContentLength = handle(lookup, api.servletResponse, "setContentLength", void.class, int.class);
-            outputStream = handle(lookup, api.servletResponse, "getOutputStream", api.outputStream)
-                    .asType(MethodType.methodType(OutputStream.class, Object.class));
+            method = handle(api, "method");
+            requestUri = handle(api, "requestUri");
+            contextPath = handle(api, "contextPath");
+            remoteAddr = handle(api, "remoteAddr");
+            header = handle(api, "header");
+            headers = handle(api, "headers");
+            userPrincipal = handle(api, "userPrincipal");
+            dispatcherType = handle(api, "dispatcherType");
+            getAttribute = handle(api, "attribute");
+            setAttribute = handle(api, "setAttribute");
+            isCommitted = handle(api, "isCommitted");
+            reset = handle(api, "reset");
+            setStatus = handle(api, "setStatus");
+            setHeader = handle(api, "setHeader");
+            setContentType = handle(api, "setContentType");
+            setContentLength = handle(api, "setContentLength");
+            outputStream = handle(api, "outputStream");
         }
 
-        /** A handle of type (Object, params...) -> returnType, for calls without casts at the call site. */
-        private static MethodHandle handle(MethodHandles.Lookup lookup, Class<?> owner, String name,
-                Class<?> returnType, Class<?>... parameters) throws ReflectiveOperationException {
-            MethodHandle handle = lookup.findVirtual(owner, name, MethodType.methodType(returnType, parameters));
-            return handle.asType(handle.type().changeParameterType(0, Object.class));
+        /** The API's method behind our method {@code name}, typed as ours (Object first); null if none. */
+        private static MethodHandle handle(Api api, String name) throws ReflectiveOperationException {
+            Method target = api.targets.get(name);
+            if (target == null) {
+                return null;
+            }
+            Method ours = ours(name);
+            return MethodHandles.publicLookup().unreflect(target)
+                    .asType(MethodType.methodType(ours.getReturnType(), ours.getParameterTypes()));
         }
 
         private static RuntimeException rethrow(Throwable t) {
