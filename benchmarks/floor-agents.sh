@@ -15,6 +15,9 @@
 #   benchmarks/target/floor-agents/yaml-json-floor.jar   the YAML floor with Engine's default (JSON) schema
 #   benchmarks/target/floor-agents/snakeyaml-floor.jar   the YAML floor with SnakeYAML (YAML 1.1) instead of
 #                                                     SnakeYAML Engine (the SnakeYAML that test-app.jar bundles)
+#   benchmarks/target/floor-agents/http-floor.jar    the advice floor whose advice does the least per request that
+#                                                     the HTTP benchmark's rule asks (sixteenth round; with
+#                                                     http-floor-boot.jar beside it): for http-wrk.sh
 # The last four use the Byte Buddy jar of the build (from the local Maven repository; run
 # mvn -B -DskipTests install first), beside it as byte-buddy.jar.
 # Then, e.g.: benchmarks/startup-ab.sh 24 empty=benchmarks/target/floor-agents/empty.jar \
@@ -30,13 +33,15 @@ yaml="$HOME/.m2/repository/org/snakeyaml/snakeyaml-engine/$yaml_version/snakeyam
 snakeyaml_version=$(unzip -l ../test-app/target/test-app.jar | sed -n 's:.*BOOT-INF/lib/snakeyaml-\([0-9.]*\)\.jar$:\1:p')
 snakeyaml="$HOME/.m2/repository/org/yaml/snakeyaml/$snakeyaml_version/snakeyaml-$snakeyaml_version.jar"
 [[ -n $snakeyaml_version && -f $snakeyaml ]] || { echo "missing SnakeYAML (test-app's): run mvn -B -DskipTests install first" >&2; exit 1; }
+servlet_api="$HOME/.m2/repository/jakarta/servlet/jakarta.servlet-api/6.0.0/jakarta.servlet-api-6.0.0.jar"
+[[ -f $servlet_api ]] || { echo "missing $servlet_api: run mvn -B -DskipTests install first" >&2; exit 1; }
 out=target/floor-agents
 rm -rf "$out"
 mkdir -p "$out/classes"
 cp "$bb" "$out/byte-buddy.jar"
 cp "$yaml" "$out/snakeyaml-engine.jar"
 cp "$snakeyaml" "$out/snakeyaml.jar"
-javac --release 11 -d "$out/classes" -cp "$out/byte-buddy.jar:$out/snakeyaml-engine.jar:$out/snakeyaml.jar" \
+javac --release 11 -d "$out/classes" -cp "$out/byte-buddy.jar:$out/snakeyaml-engine.jar:$out/snakeyaml.jar:$servlet_api" \
   floor-agents/src/floor/*.java
 printf 'Premain-Class: floor.EmptyAgent\n' >"$out/empty.mf"
 printf 'Premain-Class: floor.NoopTransformerAgent\nCan-Retransform-Classes: true\n' >"$out/noop-transformer.mf"
@@ -66,4 +71,11 @@ for variant in YamlParseFloorAgent:yaml-parse-floor YamlJsonFloorAgent:yaml-json
     -C "$out/classes" 'floor/AdviceFloorAgent.class' -C "$out/classes" 'floor/AdviceFloorAgent$Weaver.class' \
     -C "$out/classes" 'floor/AdviceFloorAgent$ServiceAdvice.class'
 done
+printf 'Premain-Class: floor.HttpFloorAgent\nClass-Path: byte-buddy.jar\nCan-Retransform-Classes: true\n' >"$out/http-floor.mf"
+jar cfm "$out/http-floor.jar" "$out/http-floor.mf" -C "$out/classes" floor/HttpFloorAgent.class \
+  -C "$out/classes" 'floor/HttpFloorAgent$RequestAdvice.class' \
+  -C "$out/classes" 'floor/AdviceFloorAgent.class' -C "$out/classes" 'floor/AdviceFloorAgent$Weaver.class' \
+  -C "$out/classes" 'floor/AdviceFloorAgent$ServiceAdvice.class'
+jar cf "$out/http-floor-boot.jar" -C "$out/classes" floor/HttpFloorCounters.class
+echo "built $out/http-floor.jar (and http-floor-boot.jar)"
 echo "built the three YAML variants, $out/burn-floor.jar, $out/yaml-floor.jar, $out/empty.jar, $out/noop-transformer.jar, $out/minimal-bb.jar and $out/advice-floor.jar (Byte Buddy $version)"

@@ -21,6 +21,8 @@
 # wrk and curl. Usage: [AGENT_JAR=JAR] benchmarks/http-wrk.sh [PAIRS] [SECONDS] [STARTS] [WARMUP_SECONDS]
 # With BASELINE_JAR=JAR, the JVM labelled "none" runs under that agent jar instead of none (two
 # builds of the agent, side by side, in one run: the ratios are then AGENT_JAR's over BASELINE_JAR's).
+# Either may be the HTTP floor, benchmarks/target/floor-agents/http-floor.jar (floor-agents.sh): the
+# least per-request work the rule asks, as a reference (sixteenth round).
 # (WARMUP_SECONDS: wrk on each JVM before the pairs; default SECONDS, at least 15)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,7 +54,8 @@ rules="$work/rules.yaml"
 # raise only api-per-ip's limit (the first "limit: 300" in the file)
 sed '0,/^    limit: 300$/s//    limit: 1000000000000000/' config/rules.yaml > "$rules"
 grep -q 'limit: 1000000000000000' "$rules" || { echo "could not raise api-per-ip's limit" >&2; exit 1; }
-java -jar "$agent_jar" check "$rules" >/dev/null
+# checked by this build's agent (AGENT_JAR may be a floor agent, which reads no rule file)
+java -jar agent/target/rate-limit-agent.jar check "$rules" >/dev/null
 
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'

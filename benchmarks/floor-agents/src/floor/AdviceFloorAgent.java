@@ -43,7 +43,12 @@ public final class AdviceFloorAgent {
     }
 
     public static void premain(String options, Instrumentation instrumentation) {
-        Weaver weaver = new Weaver();
+        weave(instrumentation, ServiceAdvice.class.getName());
+    }
+
+    /** Weaves the advice class named {@code adviceClass} (of this agent's jar) into {@code HttpServlet.service}. */
+    static void weave(Instrumentation instrumentation, String adviceClass) {
+        Weaver weaver = new Weaver(adviceClass);
         instrumentation.addTransformer(weaver, true);
         Thread build = new Thread(weaver::build, "advice-floor-start");
         build.setDaemon(true);
@@ -52,9 +57,14 @@ public final class AdviceFloorAgent {
 
     private static final class Weaver implements ClassFileTransformer {
         private final CountDownLatch ready = new CountDownLatch(1);
+        private final String adviceClass;
         // both built on the agent's own thread: premain does no Byte Buddy work
         private volatile Advice advice;
         private volatile ByteBuddy byteBuddy;
+
+        Weaver(String adviceClass) {
+            this.adviceClass = adviceClass;
+        }
 
         void build() {
             byteBuddy = new ByteBuddy()
@@ -64,7 +74,7 @@ public final class AdviceFloorAgent {
                     .with(VisibilityBridgeStrategy.Default.NEVER)
                     .with(InstrumentedType.Factory.Default.FROZEN);
             ClassFileLocator ours = ClassFileLocator.ForClassLoader.of(AdviceFloorAgent.class.getClassLoader());
-            advice = Advice.to(TypePool.Default.of(ours).describe(ServiceAdvice.class.getName()).resolve(), ours);
+            advice = Advice.to(TypePool.Default.of(ours).describe(adviceClass).resolve(), ours);
             ready.countDown();
         }
 
