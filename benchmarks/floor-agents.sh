@@ -18,7 +18,7 @@
 #   benchmarks/target/floor-agents/http-floor.jar    the advice floor whose advice does the least per request that
 #                                                     the HTTP benchmark's rule asks (sixteenth round; with
 #                                                     http-floor-boot.jar beside it): for http-wrk.sh
-# The last four use the Byte Buddy jar of the build (from the local Maven repository; run
+# All but the first two use the Byte Buddy jar of the build (from the local Maven repository; run
 # mvn -B -DskipTests install first), beside it as byte-buddy.jar.
 # Then, e.g.: benchmarks/startup-ab.sh 24 empty=benchmarks/target/floor-agents/empty.jar \
 #   minimal-bb=benchmarks/target/floor-agents/minimal-bb.jar ours=agent/target/rate-limit-agent.jar
@@ -33,8 +33,10 @@ yaml="$HOME/.m2/repository/org/snakeyaml/snakeyaml-engine/$yaml_version/snakeyam
 snakeyaml_version=$(unzip -l ../test-app/target/test-app.jar | sed -n 's:.*BOOT-INF/lib/snakeyaml-\([0-9.]*\)\.jar$:\1:p')
 snakeyaml="$HOME/.m2/repository/org/yaml/snakeyaml/$snakeyaml_version/snakeyaml-$snakeyaml_version.jar"
 [[ -n $snakeyaml_version && -f $snakeyaml ]] || { echo "missing SnakeYAML (test-app's): run mvn -B -DskipTests install first" >&2; exit 1; }
-servlet_api="$HOME/.m2/repository/jakarta/servlet/jakarta.servlet-api/6.0.0/jakarta.servlet-api-6.0.0.jar"
-[[ -f $servlet_api ]] || { echo "missing $servlet_api: run mvn -B -DskipTests install first" >&2; exit 1; }
+# the HTTP floor's advice is compiled against the servlet API of the container it is measured in
+tomcat_version=$(unzip -l ../test-app/target/test-app.jar | sed -n 's:.*BOOT-INF/lib/tomcat-embed-core-\([0-9.]*\)\.jar$:\1:p')
+servlet_api="$HOME/.m2/repository/org/apache/tomcat/embed/tomcat-embed-core/$tomcat_version/tomcat-embed-core-$tomcat_version.jar"
+[[ -n $tomcat_version && -f $servlet_api ]] || { echo "missing Tomcat (test-app's): run mvn -B -DskipTests install first" >&2; exit 1; }
 out=target/floor-agents
 rm -rf "$out"
 mkdir -p "$out/classes"

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Pools the pairs of several http-wrk.sh logs of the same two jars (sixteenth round).
+"""Pools the pairs of several http-wrk.sh logs of the same two jars (sixteenth round); http-wrk.sh
+also calls it on its own table for the figures of one run.
 
 Each http-wrk.sh run starts one JVM per side, so its pairs share one JIT outcome per side; runs of
 the same jars an hour apart on this machine gave 0.976 and 0.948. Pooling the pairs of several

@@ -167,7 +167,7 @@ run_wrk warm-none "$port_none" "${warmup}s"
 run_wrk warm-agent "$port_agent" "${warmup}s"
 
 printf '\n%-6s %-6s %12s %10s %10s %10s %10s %8s %12s %7s\n' pair run "requests/s" "p50 us" "p75 us" "p90 us" "p99 us" "non-2xx" "cpu us/req" "steal%"
-: >"$work/rows"
+: >"$work/agent-over-none"
 for ((p = 1; p <= pairs; p++)); do
   if ((p % 2 == 1)); then order="none agent"; else order="agent none"; fi
   for run in $order; do
@@ -176,7 +176,7 @@ for ((p = 1; p <= pairs; p++)); do
     run_wrk "$run-$p" "${!port_var}" "${seconds}s" "${!pid_var}"
     read -r rps p50 p75 p90 p99 bad cpu steal < <(field "$work/wrk-$run-$p.txt")
     printf '%-6s %-6s %12s %10s %10s %10s %10s %8s %12s %7s\n' "$p" "$run" "$rps" "$p50" "$p75" "$p90" "$p99" "$bad" "$cpu" "$steal"
-    echo "$p $run $rps $p50 $p75 $p90 $p99 $bad $cpu" >>"$work/rows"
+    echo "$p $run $rps $p50 $p75 $p90 $p99 $bad $cpu $steal" >>"$work/agent-over-none"
   done
 done
 echo
@@ -192,23 +192,15 @@ awk '
     printf "mean latency (us) agent: p50 %.0f p75 %.0f p90 %.0f p99 %.0f\n", lat["agent",4]/n["agent"], lat["agent",5]/n["agent"], lat["agent",6]/n["agent"], lat["agent",7]/n["agent"]
     printf "ratio agent/none latency: p50 %.3f p99 %.3f\n", lat["agent",4]/lat["none",4], lat["agent",7]/lat["none",7]
     printf "non-2xx responses in all measured runs: %d\n", bad
-  }' "$work/rows"
-# the median pair ratio with a bootstrap 95% interval over pairs (fixed seed, 10,000 resamples);
-# and the server's CPU time per request, the steadier figure: what the agent adds to each request
-python3 - "$work/rows" <<'PY'
-import random, statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    f = line.split()
-    rows[(int(f[0]), f[1])] = (float(f[2]), float(f[8]))
-pairs = sorted({p for p, _ in rows})
-random.seed(1)
-for what, i in (("requests/s", 0), ("server CPU per request", 1)):
-    r = [rows[p, "agent"][i] / rows[p, "none"][i] for p in pairs if rows[p, "none"][i] > 0]
-    boots = sorted(statistics.median(random.choices(r, k=len(r))) for _ in range(10000))
-    print(f"agent/none {what}: median of {len(r)} pair ratios {statistics.median(r):.3f},"
-          f" 95% interval {boots[250]:.3f} to {boots[9749]:.3f}")
-cpu = {run: statistics.median(rows[p, run][1] for p in pairs) for run in ("none", "agent")}
+  }' "$work/agent-over-none"
+# the median pair ratios of requests/s and of the server's CPU time per request (the steadier
+# figure: what the agent adds to each request), with bootstrap 95% intervals, as http-pooled.py
+# gives them for several runs; then the medians of the CPU time per request themselves
+benchmarks/http-pooled.py "$work/agent-over-none"
+python3 - "$work/agent-over-none" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+cpu = {run: statistics.median(float(f[8]) for f in rows if f[1] == run) for run in ("none", "agent")}
 print(f"server CPU per request, median: none {cpu['none']:.1f} us, agent {cpu['agent']:.1f} us,"
       f" difference {cpu['agent'] - cpu['none']:+.1f} us")
 PY
