@@ -14,8 +14,11 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -24,10 +27,11 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Load: {@code wrk -t2 -c64 -d60s} against /api/domains of the Spring Boot test-app under the
  * agent, one client far over its limit of 500 a second. Only 200 and 429 may come back, the heap
- * after a full GC may not trend upward, and the number of threads may not grow.
+ * after a full GC may not trend upward, the agent's threads may not grow in number, and the
+ * others (save the container's elastic pool of request workers) by no more than the JVM's own.
  *
- * <p>Runs only with the {@code soak} profile ({@code mvn -B verify -Psoak}, as CI does).
- * Needs {@code wrk} on the PATH: skipped locally without it, a failure under CI (variable {@code CI} set).
+ * <p>Runs only with the {@code soak} profile ({@code mvn -B verify -Psoak}, as CI does), and
+ * fails without {@code wrk} on the PATH.
  */
 class SoakIT {
     private static final int SECONDS = Integer.getInteger("ratelimit.soak.seconds", 60);
@@ -62,7 +66,7 @@ class SoakIT {
                     "-s", script.toString(), url)
                     .redirectErrorStream(true).redirectOutput(wrkOut.toFile()).start();
             long start = System.nanoTime();
-            List<long[]> samples = new ArrayList<>(); // {second, heapUsedKb, threads}
+            List<Sample> samples = new ArrayList<>();
             try {
                 for (int second = 10; second <= SECONDS; second += 10) {
                     long wait = start + TimeUnit.SECONDS.toNanos(second) - System.nanoTime();
@@ -89,8 +93,10 @@ class SoakIT {
                 statuses.put(Integer.parseInt(m.group(1)), Long.parseLong(m.group(2)));
             }
             System.out.println("soak: statuses " + statuses);
-            System.out.println("soak: samples (second, heap used after GC KB, threads)");
-            samples.forEach(s -> System.out.printf("soak:   %3d s  %8d KB  %4d threads%n", s[0], s[1], s[2]));
+            System.out.println("soak: samples (second, heap used after GC KB, threads: the container's request"
+                    + " workers, the agent's, the others)");
+            samples.forEach(s -> System.out.printf("soak:   %3d s  %8d KB  %4d workers  %2d agent  %3d others%n",
+                    s.second, s.heapKb, s.workers(), s.agent(), s.others()));
 
             assertFalse(statuses.isEmpty(), wrkText);
             assertTrue(statuses.keySet().stream().allMatch(s -> s == 200 || s == 429), "only 200 and 429: " + statuses);
@@ -101,14 +107,16 @@ class SoakIT {
             assertEquals(0, Long.parseLong(e.group(1)) + Long.parseLong(e.group(2)) + Long.parseLong(e.group(3)),
                     "connect/read/write errors: " + e.group());
 
-            long firstHeap = samples.get(0)[1];
-            long lastHeap = samples.get(samples.size() - 1)[1];
+            Sample first = samples.get(0);
+            Sample last = samples.get(samples.size() - 1);
+            long firstHeap = first.heapKb;
+            long lastHeap = last.heapKb;
             // Under load each "after GC" reading also holds what in-flight requests allocated since
             // the GC, so single readings jump by tens of MB. A leak raises every reading, so it
             // raises the floor: compare the lowest reading of each half of the run.
             int half = samples.size() / 2;
-            long firstFloor = samples.subList(0, half).stream().mapToLong(x -> x[1]).min().orElseThrow();
-            long secondFloor = samples.subList(half, samples.size()).stream().mapToLong(x -> x[1]).min().orElseThrow();
+            long firstFloor = samples.subList(0, half).stream().mapToLong(x -> x.heapKb).min().orElseThrow();
+            long secondFloor = samples.subList(half, samples.size()).stream().mapToLong(x -> x.heapKb).min().orElseThrow();
             System.out.printf("soak: heap after GC first %d KB, last %d KB; lowest of each half %d KB, %d KB%n",
                     firstHeap, lastHeap, firstFloor, secondFloor);
             assertTrue(lastHeap <= firstHeap * 1.25 + 8 * 1024,
@@ -116,10 +124,20 @@ class SoakIT {
             assertTrue(secondFloor <= firstFloor + 8 * 1024,
                     "the heap's floor rose from " + firstFloor + " KB to " + secondFloor + " KB");
 
-            long firstThreads = samples.get(0)[2];
-            long lastThreads = samples.get(samples.size() - 1)[2];
-            System.out.printf("soak: threads first %d, last %d%n", firstThreads, lastThreads);
-            assertTrue(lastThreads <= firstThreads + 4, "threads grew from " + firstThreads + " to " + lastThreads);
+            // The container's request workers are an elastic pool (Tomcat adds one whenever every worker
+            // is busy as a request arrives, up to its maxThreads): under 64 connections it grows by a few
+            // now and then, agent or not (67 to 70 in one run), so it is not counted here. What a leak
+            // of the agent's would add is counted: its own threads may not grow at all, and every other
+            // thread (the JVM's, the container's others) by at most 4, the JVM's own dynamic threads.
+            Set<String> appeared = new TreeSet<>(last.names);
+            appeared.removeAll(first.names);
+            System.out.printf("soak: threads first %d, last %d; appeared %s%n", first.names.size(), last.names.size(),
+                    appeared);
+            assertTrue(last.agent() <= first.agent(),
+                    "the agent's threads grew from " + first.agent() + " to " + last.agent() + ": " + appeared);
+            assertTrue(last.others() <= first.others() + 4,
+                    "threads other than the container's request workers grew from " + first.others() + " to "
+                            + last.others() + ": " + appeared);
 
             String output = app.output();
             assertFalse(output.contains("internal error while"), output);
@@ -134,15 +152,43 @@ class SoakIT {
         return target;
     }
 
-    private static long[] sample(Path jcmd, long pid, int second) throws Exception {
+    private static Sample sample(Path jcmd, long pid, int second) throws Exception {
         jcmd(jcmd, pid, "GC.run");
         String heap = jcmd(jcmd, pid, "GC.heap_info");
         Matcher m = HEAP_USED.matcher(heap);
         if (!m.find()) {
             throw new AssertionError("no heap figure in:\n" + heap);
         }
-        long threads = jcmd(jcmd, pid, "Thread.print").lines().filter(l -> l.startsWith("\"")).count();
-        return new long[] {second, Long.parseLong(m.group(2)), threads};
+        List<String> names = jcmd(jcmd, pid, "Thread.print").lines().filter(l -> l.startsWith("\""))
+                .map(l -> l.substring(1, l.indexOf('"', 1))).collect(Collectors.toList());
+        return new Sample(second, Long.parseLong(m.group(2)), names);
+    }
+
+    /** One sample: the heap used after a full GC, and the names of the JVM's threads. */
+    private static final class Sample {
+        private static final Pattern WORKER = Pattern.compile("http-nio-.*-exec-\\d+");
+
+        final int second;
+        final long heapKb;
+        final List<String> names;
+
+        Sample(int second, long heapKb, List<String> names) {
+            this.second = second;
+            this.heapKb = heapKb;
+            this.names = names;
+        }
+
+        long workers() {
+            return names.stream().filter(n -> WORKER.matcher(n).matches()).count();
+        }
+
+        long agent() {
+            return names.stream().filter(n -> n.startsWith("rate-limit-agent")).count();
+        }
+
+        long others() {
+            return names.size() - workers() - agent();
+        }
     }
 
     private static String jcmd(Path jcmd, long pid, String command) throws Exception {
