@@ -16,23 +16,41 @@ import java.util.concurrent.locks.LockSupport;
  * when the machine is too busy to wake this thread on time. A thread that wakes every
  * millisecond costs a served request about 1% of its CPU on a two-core machine
  * (benchmarks/README.md); rules of 10 s and longer wake it a tenth as often. The tick never grows
- * again: a rule removed leaves it as fine as it was.
+ * again: a rule removed leaves it as fine as it was. The thread starts at the first reading.
  */
 public final class CoarseClock {
     static final long MIN_TICK_NANOS = 1_000_000L;
     static final long MAX_TICK_NANOS = 10_000_000L;
 
-    private static volatile long millis = System.currentTimeMillis();
-    private static volatile long nanos = System.nanoTime();
     private static volatile long tickNanos = MAX_TICK_NANOS;
-    private static final Thread TICKER = new Thread(CoarseClock::tick, "rate-limit-agent-clock");
-
-    static {
-        TICKER.setDaemon(true);
-        TICKER.start();
-    }
+    /** The clock thread, once {@link Readings} has started it; until then, null. */
+    private static volatile Thread ticker;
 
     private CoarseClock() {
+    }
+
+    /**
+     * The readings, and the thread that updates them, started by the first reading: making
+     * limits ({@link #resolve}) does not start it, so a JVM whose rules decide nothing yet (an
+     * application still starting) has no thread waking every tick (about 50 ms of CPU in a
+     * six-second start of the demo, benchmarks/README.md, eighteenth round). Once initialized,
+     * a reading is one volatile load: the JIT drops the class-initialization check.
+     */
+    private static final class Readings {
+        static volatile long millis = System.currentTimeMillis();
+        static volatile long nanos = System.nanoTime();
+
+        static {
+            Thread thread = new Thread(CoarseClock::tick, "rate-limit-agent-clock");
+            thread.setDaemon(true);
+            // published before it starts: a resolve that does not see it has lowered the tick
+            // before the thread's first park reads it
+            ticker = thread;
+            thread.start();
+        }
+
+        private Readings() {
+        }
     }
 
     private static void tick() {
@@ -41,14 +59,14 @@ public final class CoarseClock {
             // once, and this loop spin: it is not for this thread, which never stops
             Thread.interrupted();
             LockSupport.parkNanos(tickNanos);
-            millis = System.currentTimeMillis();
-            nanos = System.nanoTime();
+            Readings.millis = System.currentTimeMillis();
+            Readings.nanos = System.nanoTime();
         }
     }
 
     /**
      * Keeps readings within a thousandth of {@code windowMillis} (within 1 to 10 ms), from the
-     * next reading on. Called for every limit made.
+     * next reading on. Called for every limit made; does not start the clock thread.
      */
     public static void resolve(long windowMillis) {
         long wanted = tickFor(windowMillis);
@@ -60,7 +78,10 @@ public final class CoarseClock {
                 tickNanos = wanted;
                 // the ticker reads the clock at once, then ticks at the new length (only it
                 // writes the readings, so they never go back)
-                LockSupport.unpark(TICKER);
+                Thread running = ticker;
+                if (running != null) {
+                    LockSupport.unpark(running);
+                }
             }
         }
     }
@@ -77,13 +98,18 @@ public final class CoarseClock {
         return tickNanos;
     }
 
+    /** The clock thread, or null before the first reading. */
+    static Thread ticker() {
+        return ticker;
+    }
+
     /** Wall-clock milliseconds since the epoch, at most a tick old. */
     public static long millis() {
-        return millis;
+        return Readings.millis;
     }
 
     /** Monotonic nanoseconds (as {@link System#nanoTime()}), at most a tick old. */
     public static long nanos() {
-        return nanos;
+        return Readings.nanos;
     }
 }

@@ -84,7 +84,10 @@ abstract class KeyStore {
 
         private final Cache<String, Slot> states;
         private final Policy<String, Slot> quiet;
-        private final Cache<String, Penalty> penalties;
+        private final long maxPenalties;
+        private final long retentionMillis;
+        /** Made at the first rejection: a rule that never rejects has no second cache. */
+        private volatile Cache<String, Penalty> penalties;
         private final Function<String, Slot> loader;
         private final long recordEveryNanos;
 
@@ -106,14 +109,11 @@ abstract class KeyStore {
                     })
                     .build();
             this.quiet = states.policy();
-            this.penalties = Caffeine.newBuilder()
-                    .maximumSize(Math.max(MIN_PENALTIES, maxKeys / 4))
-                    .expireAfterWrite(Duration.ofMillis(retention))
-                    .ticker(CoarseClock::nanos)
-                    .executor(Runnable::run)
-                    .build();
+            this.maxPenalties = Math.max(MIN_PENALTIES, maxKeys / 4);
+            this.retentionMillis = retention;
             this.loader = key -> {
-                Penalty penalty = penalties.getIfPresent(key);
+                Cache<String, Penalty> remembered = penalties;
+                Penalty penalty = remembered == null ? null : remembered.getIfPresent(key);
                 long limits = penalty != null && penalty.untilMillis > CoarseClock.millis() ? penalty.limits : 0;
                 return new Slot(factory.apply(limits), CoarseClock.nanos());
             };
@@ -140,6 +140,7 @@ abstract class KeyStore {
 
         @Override
         void penalize(String key, long limits, long untilMillis) {
+            Cache<String, Penalty> penalties = penalties();
             Penalty known = penalties.getIfPresent(key);
             // written only when it says more than before: a key rejected again and again in one
             // window costs a look-up, and allocates nothing
@@ -147,6 +148,26 @@ abstract class KeyStore {
                 // merged atomically: two threads rejected by different limits both leave their bit
                 penalties.asMap().merge(key, new Penalty(limits, untilMillis), Penalty::merge);
             }
+        }
+
+        /** The cache of rejected keys, made on first use. */
+        private Cache<String, Penalty> penalties() {
+            Cache<String, Penalty> made = penalties;
+            if (made == null) {
+                synchronized (this) {
+                    made = penalties;
+                    if (made == null) {
+                        made = Caffeine.newBuilder()
+                                .maximumSize(maxPenalties)
+                                .expireAfterWrite(Duration.ofMillis(retentionMillis))
+                                .ticker(CoarseClock::nanos)
+                                .executor(Runnable::run)
+                                .build();
+                        penalties = made;
+                    }
+                }
+            }
+            return made;
         }
 
         /** Which limits a key was over, and until when. */

@@ -1,6 +1,9 @@
 package dev.ratelimit.limit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.management.ManagementFactory;
@@ -60,11 +63,31 @@ class CoarseClockTest {
         return readings;
     }
 
-    /** The copy's clock thread. */
+    /** The copy's clock thread, or null if it has not started. */
     private Thread ticker() throws ReflectiveOperationException {
-        java.lang.reflect.Field field = clock.getDeclaredField("TICKER");
-        field.setAccessible(true);
-        return (Thread) field.get(null);
+        Method method = clock.getDeclaredMethod("ticker");
+        method.setAccessible(true);
+        return (Thread) method.invoke(null);
+    }
+
+    @Test
+    void makingLimitsDoesNotStartTheClockThreadTheFirstReadingDoes() throws Exception {
+        call("resolve", 60_000L);
+        call("resolve", 1_000L);
+        assertNull(ticker(), "resolve started the clock thread");
+        long before = System.currentTimeMillis();
+        long first = call("millis");
+        assertTrue(first >= before && first <= System.currentTimeMillis(),
+                () -> "the first reading, " + first + ", is not the time it was taken");
+        Thread ticker = ticker();
+        assertNotNull(ticker, "the first reading did not start the clock thread");
+        assertTrue(ticker.isAlive() && ticker.isDaemon());
+        assertEquals("rate-limit-agent-clock", ticker.getName());
+        // and it ticks at the tick resolved before it started: about 300 readings in 300 ms
+        int fine = readingsIn(300);
+        assertTrue(fine >= 60, () -> fine + " readings in 300 ms at a tick of 1 ms");
+        call("nanos");
+        assertSame(ticker, ticker(), "a second reading started another thread");
     }
 
     @Test
@@ -103,6 +126,7 @@ class CoarseClockTest {
     @Test
     void anInterruptedClockThreadKeepsTickingWithoutSpinning() throws Exception {
         call("resolve", 1_000L);
+        call("nanos");
         Thread ticker = ticker();
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         ticker.interrupt();

@@ -6,6 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ratelimit.config.Algorithm;
 import dev.ratelimit.testing.WindowGuard;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -73,5 +80,55 @@ class KeyChurnTest {
         // starts afresh in the limit of an hour (an eviction forgets counts under a limit)
         long next = limiter.acquire("victim");
         assertTrue(Outcome.isAllowed(next), () -> "locked out for " + Outcome.retryMillis(next) + " ms");
+    }
+
+    /**
+     * The store of rejected keys is made at a rule's first rejection. Keys rejected for the first
+     * time on many threads at once, the moment it is made, are all remembered: after a flood has
+     * evicted them, every one comes back used up. Over many rounds, each with a fresh limiter.
+     */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void keysFirstRejectedTogetherAreAllRememberedAfterEviction(Algorithm algorithm) throws Exception {
+        int threads = 8;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            for (int round = 0; round < 40; round++) {
+                LocalLimiter limiter = LocalLimiter.create(LimiterConcurrencyTest.rule(algorithm, "arg0",
+                        "    limit: 1\n    window: 1h"), 10);
+                for (int t = 0; t < threads; t++) {
+                    assertTrue(Outcome.isAllowed(limiter.acquire("victim-" + t)));
+                }
+                CountDownLatch ready = new CountDownLatch(threads);
+                CountDownLatch go = new CountDownLatch(1);
+                List<Future<Long>> calls = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    String key = "victim-" + t;
+                    calls.add(pool.submit(() -> {
+                        ready.countDown();
+                        go.await();
+                        return limiter.acquire(key);
+                    }));
+                }
+                assertTrue(ready.await(10, TimeUnit.SECONDS));
+                go.countDown();
+                int rejected = 0;
+                for (Future<Long> call : calls) {
+                    rejected += Outcome.isAllowed(call.get(10, TimeUnit.SECONDS)) ? 0 : 1;
+                }
+                assertEquals(threads, rejected, "round " + round);
+                for (int pass = 0; pass < 5; pass++) {
+                    for (int i = 0; i < 1000; i++) {
+                        limiter.acquire("flood-" + i);
+                    }
+                }
+                for (int t = 0; t < threads; t++) {
+                    assertFalse(Outcome.isAllowed(limiter.acquire("victim-" + t)),
+                            "round " + round + ": the flood handed victim-" + t + " a fresh budget");
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
     }
 }
