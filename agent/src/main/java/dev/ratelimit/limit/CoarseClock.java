@@ -41,7 +41,12 @@ public final class CoarseClock {
         static volatile long nanos = System.nanoTime();
 
         static {
-            Thread thread = new Thread(CoarseClock::tick, "rate-limit-agent-clock");
+            // The first reading may come from any thread of the application (a request thread):
+            // the clock thread inherits none of its thread-locals, and holds the agent's loader as
+            // its context loader, not the application's (an application server would see a
+            // thread of the web application's, never stopped, pinning its loader)
+            Thread thread = new Thread(null, CoarseClock::tick, "rate-limit-agent-clock", 0, false);
+            thread.setContextClassLoader(CoarseClock.class.getClassLoader());
             thread.setDaemon(true);
             // published before it starts: a resolve that does not see it has lowered the tick
             // before the thread's first park reads it

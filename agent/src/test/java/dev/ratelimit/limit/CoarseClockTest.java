@@ -103,6 +103,30 @@ class CoarseClockTest {
         assertEquals(10_000_000L, CoarseClock.tickFor(Long.MAX_VALUE));
     }
 
+    /**
+     * The first reading may come from a thread of the application (a request thread): the clock
+     * thread it starts holds the clock's own loader as its context loader, not the application's
+     * (on an application server, a thread that lives on with the web application's loader pins it).
+     */
+    @Test
+    void theClockThreadStartedByAnApplicationThreadHoldsTheClocksLoader() throws Exception {
+        try (URLClassLoader application = new URLClassLoader(new URL[0], null)) {
+            Object[] seen = new Object[1];
+            Thread request = new Thread(() -> {
+                try {
+                    call("nanos");
+                    seen[0] = ticker().getContextClassLoader();
+                } catch (Exception e) {
+                    seen[0] = e;
+                }
+            }, "request-thread");
+            request.setContextClassLoader(application);
+            request.start();
+            request.join(10_000);
+            assertSame(loader, seen[0], () -> "the clock thread's context loader is " + seen[0]);
+        }
+    }
+
     @Test
     void aShortWindowMakesTheClockTickFinerAndALongOneLeavesIt() throws Exception {
         // a fresh clock ticks every 10 ms: at most about 30 readings in 300 ms (40 with slack)
