@@ -32,9 +32,10 @@ public final class CoarseClock {
     /**
      * The readings, and the thread that updates them, started by the first reading: making
      * limits ({@link #resolve}) does not start it, so a JVM whose rules decide nothing yet (an
-     * application still starting) has no thread waking every tick (about 50 ms of CPU in a
-     * six-second start of the demo, benchmarks/README.md, eighteenth round). Once initialized,
-     * a reading is one volatile load: the JIT drops the class-initialization check.
+     * application still starting) has no thread waking every tick (39 to 50 ms of CPU in a
+     * six-second start of the demo; benchmarks/README.md, seventeenth and eighteenth rounds).
+     * Once initialized, a reading is one volatile load: the JIT drops the class-initialization
+     * check.
      */
     private static final class Readings {
         static volatile long millis = System.currentTimeMillis();
