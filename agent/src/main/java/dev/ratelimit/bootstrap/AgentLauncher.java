@@ -70,9 +70,9 @@ public final class AgentLauncher {
         try {
             if (Runtime.version().feature() >= 18) {
                 // Since Java 18 reflection calls through method handles it spins for the call
-                // (JEP 416): a handle called with its exact type costs less (premain-ab.sh: -24 ms
-                // to main on Java 25). On Java 17 reflection's first calls are native, and cheaper
-                // than building the handle (+4 ms).
+                // (JEP 416): a handle called with its exact type costs less (premain-ab.sh: -16 and
+                // -24 ms to main in two runs on Java 25). On Java 17 reflection's first calls are
+                // native, and cheaper than building the handle (+4 ms).
                 MethodHandle install = MethodHandles.publicLookup().findStatic(installer, "install",
                         MethodType.methodType(void.class, String.class, Instrumentation.class, boolean.class));
                 install.invokeExact(options, instrumentation, attached);
