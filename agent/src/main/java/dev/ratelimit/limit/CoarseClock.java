@@ -1,5 +1,6 @@
 package dev.ratelimit.limit;
 
+import dev.ratelimit.AgentThreads;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -42,13 +43,9 @@ public final class CoarseClock {
         static volatile long nanos = System.nanoTime();
 
         static {
-            // The first reading may come from any thread of the application (a request thread):
-            // the clock thread inherits none of its thread-locals, and holds the agent's loader as
-            // its context loader, not the application's (an application server would see a
-            // thread of the web application's, never stopped, pinning its loader)
-            Thread thread = new Thread(null, CoarseClock::tick, "rate-limit-agent-clock", 0, false);
-            thread.setContextClassLoader(CoarseClock.class.getClassLoader());
-            thread.setDaemon(true);
+            // the first reading may come from any thread of the application (a request thread),
+            // and the clock thread never stops: it must take nothing of that thread's
+            Thread thread = AgentThreads.daemon("rate-limit-agent-clock", CoarseClock::tick);
             // published before it starts: a resolve that does not see it has lowered the tick
             // before the thread's first park reads it
             ticker = thread;

@@ -1,5 +1,6 @@
 package dev.ratelimit.store;
 
+import dev.ratelimit.AgentThreads;
 import dev.ratelimit.config.RedisConfig;
 import dev.ratelimit.limit.StoreUnavailableException;
 import java.lang.System.Logger.Level;
@@ -147,19 +148,15 @@ public final class RedisStore implements AutoCloseable {
     }
 
     /**
-     * A thread of the store's own: it may open connections, it holds no application class loader
-     * as its context loader (a connector thread is created by the application thread whose call
-     * needed it, and lives on; on an application server that pinned the web application's
-     * loader), and it inherits no thread-local of the thread that created it.
+     * A thread of the store's own: it may open connections. A connector thread is created by the
+     * application thread whose call needed it, and lives on, so it takes nothing of that thread's
+     * ({@link AgentThreads#daemon}).
      */
     private static Thread storeThread(String name, Runnable body) {
-        Thread thread = new Thread(null, () -> {
+        return AgentThreads.daemon(name, () -> {
             MAY_CONNECT.set(Boolean.TRUE);
             body.run();
-        }, name, 0, false);
-        thread.setDaemon(true);
-        thread.setContextClassLoader(RedisStore.class.getClassLoader());
-        return thread;
+        });
     }
 
     /**
