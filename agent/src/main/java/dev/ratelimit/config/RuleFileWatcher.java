@@ -53,7 +53,9 @@ public final class RuleFileWatcher {
     }
 
     /**
-     * @param current the rules now in force, loaded from {@code file}
+     * @param current the rules now in force, loaded from {@code file}; or, when the file was
+     *     refused at start-up and the agent runs without its rules ({@code on-config-error=disable}),
+     *     rules not read from it (no {@linkplain RuleSet#contentDigest() content digest})
      * @param baseline {@link #baseline} taken when {@code current} was loaded (an edit made since
      *     then is then seen as one), or null to take it now
      */
@@ -62,8 +64,17 @@ public final class RuleFileWatcher {
         this.file = file;
         this.env = env;
         this.listener = listener;
-        this.tokenFiles = tokenFiles(current);
+        this.tokenFiles = readFromFile(current) ? tokenFiles(current) : referencedTokenFiles(content());
         this.applied = baseline != null ? baseline : baseline(file, current);
+    }
+
+    /**
+     * Whether {@code rules} were read from the file. Rules that were not stand for a version
+     * refused at start-up: as after a refused edit, the token files its text names are watched,
+     * so that creating one it was missing loads it.
+     */
+    private static boolean readFromFile(RuleSet rules) {
+        return rules.contentDigest() != null;
     }
 
     /**
@@ -167,9 +178,12 @@ public final class RuleFileWatcher {
         }
     }
 
-    /** The token files a rule file's text names, resolved as the reader resolves them. */
+    /** The token files a rule file's text names (none when it cannot be read), resolved as the reader resolves them. */
     private List<Path> referencedTokenFiles(byte[] content) {
         List<Path> paths = new ArrayList<>();
+        if (content == null) {
+            return paths;
+        }
         Path parent = file.toAbsolutePath().getParent();
         for (String reference : TokenReader.fileReferences(new String(content, StandardCharsets.UTF_8))) {
             try {

@@ -1,6 +1,7 @@
 package dev.ratelimit.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.ratelimit.bootstrap.RateLimitBridge;
 import java.nio.file.Files;
@@ -184,6 +185,27 @@ class RuleFileWatcherTest {
         Files.writeString(dir.resolve("new-token.txt"), "a-token-of-some-length-0123456789\n");
         poll(watcher, 2);
         assertEquals(List.of("rejected", "loaded 4"), events.seen);
+    }
+
+    /**
+     * A version refused at start-up for a missing token file, the agent running without its rules
+     * ({@code on-config-error=disable} puts an empty rule set in force): creating the token file
+     * loads it, as after a refused edit. The watcher once watched only the empty set's token
+     * files, none, and waited for an edit of the rule file itself.
+     */
+    @Test
+    void aTokenFileMissingFromAVersionRefusedAtStartUpIsWatched(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("rules.yaml");
+        Files.writeString(file, rulesWithToken("${file:token.txt}", 5));
+        assertThrows(ConfigException.class, () -> ConfigLoader.load(file));
+        RuleSet inForce = RuleSet.empty(file.toString());
+        Events events = new Events();
+        RuleFileWatcher watcher = watcher(file, name -> null, inForce, events);
+        poll(watcher, 3);
+        assertEquals(List.of(), events.seen, "the refused version is the baseline: nothing to report");
+        Files.writeString(dir.resolve("token.txt"), "a-token-of-some-length-0123456789\n");
+        poll(watcher, 2);
+        assertEquals(List.of("loaded 5"), events.seen);
     }
 
     /**

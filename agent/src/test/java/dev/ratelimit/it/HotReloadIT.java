@@ -210,6 +210,32 @@ class HotReloadIT {
         }
     }
 
+    /**
+     * A rule file refused at start-up because a token file it names is missing, with
+     * {@code on-config-error=disable}: the agent runs without its rules, and creating the token
+     * file loads them (a Secret mounted after the process started), as it does after a refused edit.
+     */
+    @ParameterizedTest(name = "on {0}")
+    @MethodSource("jdks")
+    void aFileRefusedAtStartUpForAMissingTokenFileIsLoadedWhenTheFileAppears(Path jdk) throws Exception {
+        WindowGuard.awayFromBoundary(3_600_000, 60_000);
+        Path rules = dir.resolve("rules.yaml");
+        Files.writeString(rules, "version: 1\nexempt:\n  header: X-Internal-Token\n  tokens: [\"${file:token.txt}\"]\n"
+                + rules(2, 0, null).substring("version: 1\n".length()));
+        try (Child child = Child.start(jdk, rules, ",on-config-error=disable")) {
+            child.await(0, "LIMIT a 20", Duration.ofSeconds(30));
+            assertTrue(child.err().contains("WITHOUT the rules"), child::output);
+            assertTrue(child.err().contains("token.txt"), child::output);
+
+            long t0 = System.nanoTime();
+            Files.writeString(dir.resolve("token.txt"), "an-internal-token-of-some-length-0123456789\n");
+            report(jdk, "token file created after a refused start (a unlimited -> 2)", child.latency(t0, "LIMIT a 2"));
+            child.assertSteady(t0, "a", 2);
+            assertFalse(child.err().contains("an-internal-token-of-some-length"), "the token is never printed");
+            assertFalse(child.err().contains("internal error"), child::output);
+        }
+    }
+
     @ParameterizedTest(name = "on {0}")
     @MethodSource("jdks")
     void tokenFilesAreReloadedSoTokensCanBeRotated(Path jdk) throws Exception {
@@ -317,8 +343,13 @@ class HotReloadIT {
         }
 
         static Child start(Path jdk, Path rules) throws IOException {
+            return start(jdk, rules, "");
+        }
+
+        /** @param moreOptions agent options after the config path, each preceded by a comma */
+        static Child start(Path jdk, Path rules, String moreOptions) throws IOException {
             List<String> command = List.of(jdk.resolve("bin/java").toString(),
-                    "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                    "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules + moreOptions,
                     "-cp", ForkedJvm.applicationClassPath(),
                     "dev.ratelimit.fixture.ReloadMain");
             ProcessBuilder builder = new ProcessBuilder(command);
