@@ -20,7 +20,17 @@ public final class Decisions {
     }
 
     /** Token bucket, in microseconds; see {@code TokenBucketLimit}. */
-    public static long tokenBucketMicros(long aheadMicros, long windowMicros, long intervalMicros) {
-        return TokenBucketLimit.outcome(aheadMicros, windowMicros, intervalMicros, 1000L);
+    public static long tokenBucketMicros(long aheadMicros, long capacityMicros, long intervalMicros) {
+        return TokenBucketLimit.outcome(aheadMicros, capacityMicros, intervalMicros, 1000L);
+    }
+
+    /** A token bucket's emission interval: {@code window / limit} rounded up, in the unit of {@code window}. */
+    public static long tokenBucketInterval(long window, long limit) {
+        return TokenBucketLimit.interval(window, limit);
+    }
+
+    /** A token bucket's capacity: {@code limit} intervals, in the unit of {@code window}. */
+    public static long tokenBucketCapacity(long window, long limit) {
+        return TokenBucketLimit.capacity(window, limit);
     }
 }

@@ -25,6 +25,9 @@ public final class RedisLimiter implements Limiter {
     private final long[] limits;
     private final long[] windowsMillis;
     private final String[] suffixes;
+    /** Token buckets only: each limit's capacity and emission interval, in microseconds. */
+    private final long[] bucketCapacities;
+    private final long[] bucketIntervals;
     private final List<String> args;
     private final String keyStart;
 
@@ -35,6 +38,8 @@ public final class RedisLimiter implements Limiter {
         this.limits = new long[specs.size()];
         this.windowsMillis = new long[specs.size()];
         this.suffixes = new String[specs.size()];
+        this.bucketCapacities = new long[specs.size()];
+        this.bucketIntervals = new long[specs.size()];
         List<String> arguments = new ArrayList<>();
         for (int i = 0; i < limits.length; i++) {
             limits[i] = specs.get(i).limit();
@@ -42,8 +47,10 @@ public final class RedisLimiter implements Limiter {
             suffixes[i] = "}:" + algorithm.yamlName() + ":" + Durations.format(specs.get(i).window());
             if (algorithm == Algorithm.TOKEN_BUCKET) {
                 long windowMicros = windowsMillis[i] * 1000L;
-                arguments.add(Long.toString(windowMicros));
-                arguments.add(Long.toString(Math.max(1, windowMicros / limits[i])));
+                bucketCapacities[i] = Decisions.tokenBucketCapacity(windowMicros, limits[i]);
+                bucketIntervals[i] = Decisions.tokenBucketInterval(windowMicros, limits[i]);
+                arguments.add(Long.toString(bucketCapacities[i]));
+                arguments.add(Long.toString(bucketIntervals[i]));
             } else {
                 arguments.add(Long.toString(windowsMillis[i]));
             }
@@ -81,10 +88,8 @@ public final class RedisLimiter implements Limiter {
             case SLIDING_WINDOW:
                 return Decisions.slidingWindow(reply.get(3 * i), reply.get(3 * i + 1), reply.get(3 * i + 2),
                         limits[i], windowsMillis[i]);
-            case TOKEN_BUCKET: {
-                long windowMicros = windowsMillis[i] * 1000L;
-                return Decisions.tokenBucketMicros(reply.get(i), windowMicros, Math.max(1, windowMicros / limits[i]));
-            }
+            case TOKEN_BUCKET:
+                return Decisions.tokenBucketMicros(reply.get(i), bucketCapacities[i], bucketIntervals[i]);
             default:
                 return Decisions.fixedWindow(reply.get(2 * i), limits[i], reply.get(2 * i + 1));
         }

@@ -1,25 +1,25 @@
 -- Token buckets as one theoretical arrival time per limit (the generic cell rate algorithm),
 -- every limit of one rule in one atomic step. Times in microseconds on the server's clock.
--- KEYS[i]: the arrival time of limit i; ARGV[2i-1]: the window in microseconds;
--- ARGV[2i]: the emission interval (window / limit) in microseconds.
--- Returns per limit: how far this call's arrival time lies ahead of now. A call more than one
--- window ahead is rejected and writes nothing; an allowed one stores its arrival time, which
+-- KEYS[i]: the arrival time of limit i; ARGV[2i-1]: the bucket's capacity in microseconds
+-- (limit intervals); ARGV[2i]: the emission interval (window / limit, rounded up) in microseconds.
+-- Returns per limit: how far this call's arrival time lies ahead of now. A call more than the
+-- capacity ahead is rejected and writes nothing; an allowed one stores its arrival time, which
 -- expires when the bucket would be full again.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local out = {}
 for i = 1, #KEYS do
-  local window = tonumber(ARGV[2 * i - 1])
+  local capacity = tonumber(ARGV[2 * i - 1])
   local interval = tonumber(ARGV[2 * i])
   local arrival = tonumber(redis.call('GET', KEYS[i])) or 0
-  if arrival - now > window then
+  if arrival - now > capacity then
     -- further ahead than any allowed call leaves it: the server's clock stepped back. Start the
     -- bucket full again rather than reject for as long as the step.
     arrival = 0
   end
   local nextArrival = math.max(arrival, now) + interval
   local ahead = nextArrival - now
-  if ahead <= window then
+  if ahead <= capacity then
     redis.call('SET', KEYS[i], string.format('%.0f', nextArrival), 'PX', math.ceil(ahead / 1000) + 1)
   end
   out[i] = ahead
