@@ -101,6 +101,15 @@ public final class CoarseClock {
         return tickNanos;
     }
 
+    /**
+     * The current tick in whole milliseconds, rounded up: the most a reading lags the time it
+     * stands for (the tick only ever gets finer), unless the machine is too busy to wake the
+     * clock's thread on time.
+     */
+    public static long tickMillis() {
+        return (tickNanos + 999_999L) / 1_000_000L;
+    }
+
     /** The clock thread, or null before the first reading. */
     static Thread ticker() {
         return ticker;

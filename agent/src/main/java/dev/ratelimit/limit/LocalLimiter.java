@@ -103,6 +103,11 @@ public final class LocalLimiter implements Limiter {
             outcome = Outcome.combine(outcome, one);
         }
         if (over != 0) {
+            // The agent sees a window end (or a token come back) when its clock reaches it, up to
+            // a tick after the moment itself, and the decision read that clock up to a tick late
+            // too: the retry time has one tick added, so a caller that waits exactly that long is
+            // not refused again.
+            outcome = Outcome.rejected(Outcome.retryMillis(outcome) + CoarseClock.tickMillis());
             store.penalize(key, over, CoarseClock.millis() + Outcome.retryMillis(outcome));
         }
         return outcome;
