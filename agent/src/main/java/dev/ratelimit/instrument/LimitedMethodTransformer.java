@@ -8,6 +8,7 @@ import java.util.Set;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.annotation.AnnotationDescription;
 import net.bytebuddy.description.method.MethodDescription;
+import net.bytebuddy.description.type.TypeDefinition;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.dynamic.DynamicType;
@@ -240,8 +241,13 @@ final class LimitedMethodTransformer {
         @Override
         public Target resolve(TypeDescription instrumentedType, MethodDescription instrumentedMethod, Assigner assigner,
                 Advice.ArgumentHandler argumentHandler, Sort sort) {
-            return new Target.ForStackManipulation(
-                    IntegerConstant.forValue(returnKind(instrumentedMethod.getReturnType().asErasure())));
+            TypeDescription.Generic returned = instrumentedMethod.getReturnType();
+            // a type variable (<T extends List<String>> T pick()) is whatever the caller's type
+            // argument says, which an empty List.of() may not be: the caller's cast would fail
+            // in the application's code. Its default is null.
+            int kind = returned.getSort() == TypeDefinition.Sort.VARIABLE
+                    ? RateLimitBridge.RETURNS_NULL : returnKind(returned.asErasure());
+            return new Target.ForStackManipulation(IntegerConstant.forValue(kind));
         }
     }
 

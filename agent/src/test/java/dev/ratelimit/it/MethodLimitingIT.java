@@ -124,6 +124,7 @@ class MethodLimitingIT {
         expect(jdk, "aSet", "0");
         expect(jdk, "aMap", "0");
         expect(jdk, "anArray", "null");
+        expect(jdk, "aTypeVariable", "null");
         expect(jdk, "aVoid.ran", "0");
     }
 
