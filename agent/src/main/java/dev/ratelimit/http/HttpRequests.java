@@ -178,8 +178,12 @@ public final class HttpRequests implements HttpGate {
         }
         if (violated != null) {
             if (api.isCommitted(response)) {
+                // only the rules the request was over: the others let it through anyway
                 for (int index : matched) {
-                    current.rule(index).metrics().countPassedCommitted();
+                    ActiveRule rule = current.rule(index);
+                    if (violated.contains(rule.name())) {
+                        rule.metrics().countPassedCommitted();
+                    }
                 }
                 return false;
             }

@@ -256,6 +256,22 @@ class HttpRequestsTest {
         assertEquals(1, rules.get("api").metrics().passedCommitted());
     }
 
+    /** Only the rule the request was over counts it as passed for a committed response, not every rule that matched. */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aCommittedResponseIsCountedByTheRuleItWasOverOnly(String namespace) throws Exception {
+        serve(new FakeServlet(namespace));
+        serve(new FakeServlet(namespace));
+        FakeServlet committed = new FakeServlet(namespace);
+        committed.committed = true;
+        committed.uri = "/api/users/1";
+        committed.principal = "dave";
+        assertNotSame(RateLimitBridge.REJECTED, serve(committed));
+        assertEquals(1, rules.get("api").metrics().passedCommitted());
+        assertEquals(0, rules.get("by-user").metrics().passedCommitted(), "by-user allowed it");
+        assertEquals(1, rules.get("by-user").metrics().allowed());
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
     void onlyTheFirstEntryOfAnInitialDispatchActs(String namespace) throws Exception {
