@@ -64,7 +64,11 @@ public final class RedisStore implements AutoCloseable {
     final RedisScript tokenBucket = RedisScript.load("token-bucket.lua");
 
     private final RedisConfig config;
-    private final JedisPool pool;
+    /** Package-private for tests. */
+    final JedisPool pool;
+    /** The pool's factory: the connector opens connections with it before handing them to the pool. */
+    private final OpenedInBackground poolConnections;
+    private final int maxConnections;
     /** Opens the probe's connections: new ones, with the configured timeout (see {@link #answers}). */
     private final OpenedInBackground probeConnections;
     private final long timeoutNanos;
@@ -80,24 +84,34 @@ public final class RedisStore implements AutoCloseable {
      * openings wait their turn (at capacity, an opening adds nothing and ends at once, and its
      * call waits for a connection another call gives back, as any call does in a full pool).
      */
-    private final ThreadPoolExecutor connector;
+    /** Package-private for tests. */
+    final ThreadPoolExecutor connector;
 
     /** Set on the store's own threads: they may open connections. */
     private static final ThreadLocal<Boolean> MAY_CONNECT = new ThreadLocal<>();
+    /** A connection the connector opened, for the pool's {@code makeObject} to take (see {@link #openIdleConnection}). */
+    private static final ThreadLocal<PooledObject<Jedis>> HANDED_OVER = new ThreadLocal<>();
 
     public RedisStore(RedisConfig config) {
+        this(config, MAX_CONNECTIONS);
+    }
+
+    /** A store whose pool holds at most {@code maxConnections}: package-private, for tests of a full pool. */
+    RedisStore(RedisConfig config, int maxConnections) {
+        this.maxConnections = maxConnections;
         this.config = config;
         int timeoutMillis = (int) Math.max(1, config.timeout().toMillis());
         this.timeoutNanos = config.timeout().toNanos();
         GenericObjectPoolConfig<Jedis> poolConfig = new GenericObjectPoolConfig<>();
-        poolConfig.setMaxTotal(MAX_CONNECTIONS);
-        poolConfig.setMaxIdle(MAX_CONNECTIONS);
+        poolConfig.setMaxTotal(maxConnections);
+        poolConfig.setMaxIdle(maxConnections);
         poolConfig.setMinIdle(0);
         poolConfig.setMaxWait(config.timeout());
         poolConfig.setBlockWhenExhausted(true);
         poolConfig.setJmxEnabled(false);
         try {
-            this.pool = new JedisPool(poolConfig, new OpenedInBackground(config.connectionUri(), timeoutMillis, false));
+            this.poolConnections = new OpenedInBackground(config.connectionUri(), timeoutMillis, false);
+            this.pool = new JedisPool(poolConfig, poolConnections);
             this.probeConnections = new OpenedInBackground(config.connectionUri(), timeoutMillis, true);
         } catch (RuntimeException e) {
             // the rule file's check refuses what the client would; should it differ, the
@@ -105,7 +119,7 @@ public final class RedisStore implements AutoCloseable {
             throw new IllegalArgumentException("the Redis client refused store.redis.uri " + config.maskedUri() + " ("
                     + e.getClass().getSimpleName() + ")");
         }
-        this.connector = new ThreadPoolExecutor(MAX_CONNECTIONS, MAX_CONNECTIONS, 30, TimeUnit.SECONDS,
+        this.connector = new ThreadPoolExecutor(maxConnections, maxConnections, 30, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), task -> storeThread("rate-limit-agent-redis-connector", task));
         connector.allowCoreThreadTimeOut(true);
         storeThread("rate-limit-agent-redis-warm-up", this::warmUp).start();
@@ -130,8 +144,15 @@ public final class RedisStore implements AutoCloseable {
 
         @Override
         public PooledObject<Jedis> makeObject() throws Exception {
-            if (!onAnyThread && MAY_CONNECT.get() == null) {
-                throw NotOnThisThread.INSTANCE;
+            if (!onAnyThread) {
+                PooledObject<Jedis> opened = HANDED_OVER.get();
+                if (opened != null) {
+                    HANDED_OVER.remove();
+                    return opened;
+                }
+                if (MAY_CONNECT.get() == null) {
+                    throw NotOnThisThread.INSTANCE;
+                }
             }
             return super.makeObject();
         }
@@ -169,7 +190,7 @@ public final class RedisStore implements AutoCloseable {
      * @throws StoreUnavailableException when none was free or opened in time (counted, as
      *     {@link #failed})
      */
-    private Jedis borrow(long deadline) {
+    Jedis borrow(long deadline) {
         while (true) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
@@ -216,9 +237,33 @@ public final class RedisStore implements AutoCloseable {
         }
     }
 
-    /** Opens a connection and leaves it idle in the pool (on a store thread). */
-    private Void openIdleConnection() throws Exception {
-        pool.addObject();
+    /**
+     * Opens a connection and leaves it idle in the pool (on a store thread); package-private for
+     * tests.
+     *
+     * <p>The connection is opened first, outside the pool, then handed to it (its
+     * {@code makeObject} takes it at once). Opened inside {@code addObject}, it counted as an
+     * opening in progress, and a call that found the pool full (commons-pool2's
+     * {@code create}) waited for that opening to end, whatever its own deadline: 449 ms with a
+     * timeout of 200 ms, in a review's run against a server slow to set a connection up.
+     */
+    Void openIdleConnection() throws Exception {
+        if (pool.getNumActive() + pool.getNumIdle() >= maxConnections) {
+            // at capacity: the call waits for a connection another call gives back
+            return null;
+        }
+        PooledObject<Jedis> opened = poolConnections.makeObject();
+        HANDED_OVER.set(opened);
+        try {
+            pool.addObject();
+        } finally {
+            PooledObject<Jedis> unused = HANDED_OVER.get();
+            HANDED_OVER.remove();
+            if (unused != null) {
+                // the pool filled up while it was opened (addObject added nothing)
+                poolConnections.destroyObject(unused);
+            }
+        }
         if (closed) {
             // close() ran while it was being opened: the closed pool keeps what is added to it
             pool.clear();

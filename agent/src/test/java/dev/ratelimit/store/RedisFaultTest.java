@@ -139,6 +139,41 @@ class RedisFaultTest {
     }
 
     /**
+     * A call that finds the pool full while the connector is opening a connection (one given
+     * back broken is being replaced, say) waits no longer than the timeout. The opening counted
+     * as one in progress in commons-pool2, whose {@code create} made the call wait for it to end
+     * whatever its deadline: 449 ms with a timeout of 200 ms in a review's run. A pool of one
+     * connection stands for a full pool of 64; the proxy makes each opening take about 0.5 s.
+     */
+    @Test
+    void aCallInAFullPoolNeverWaitsForAnOpeningUnderWay() throws Exception {
+        long timeout = 200;
+        try (RedisServer guarded = RedisServer.start(List.of("--requirepass", "secret"));
+                SlowHandshakeProxy proxy = new SlowHandshakeProxy(guarded.port(), 3, 170);
+                RedisStore one = new RedisStore(new RedisConfig("redis://:secret@127.0.0.1:" + proxy.port() + "/1",
+                        java.time.Duration.ofMillis(timeout), "rl-full:"), 1)) {
+            RedisLimiter limiter = new RedisLimiter(one, allow.config());
+            assertAnsweredWithinSeconds(limiter, 10);
+            // the pool's one connection is given back broken, and the connector replaces it
+            Jedis held = one.borrow(System.nanoTime() + 1_000_000_000L);
+            one.pool.invalidateObject(held);
+            java.util.concurrent.Future<?> replacing = one.connector.submit(one::openIdleConnection);
+            Thread.sleep(50);
+            assertFalse(replacing.isDone(), "the replacement is still being opened");
+            long millis = timed(() -> {
+                try {
+                    limiter.acquire("during-the-opening");
+                } catch (StoreUnavailableException e) {
+                    // the rule's on-error decides it; only the time matters here
+                }
+            });
+            assertTrue(millis <= timeout + MARGIN_MILLIS, "the call took " + millis + " ms");
+            replacing.get(5, java.util.concurrent.TimeUnit.SECONDS);
+            assertAnsweredWithinSeconds(limiter, 5);
+        }
+    }
+
+    /**
      * Calls that all find no idle connection get one opening each, at once, as when each call
      * opened its own: one connector opening one connection at a time answered two or three of
      * sixteen calls within the timeout here, and the others followed on-error with Redis healthy.
