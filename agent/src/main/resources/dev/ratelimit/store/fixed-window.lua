@@ -6,16 +6,22 @@
 -- on: Redis's expiry and TIME may disagree by a millisecond at a window's edge (a plain counter
 -- expiring with its window was still there in the next window's first millisecond, and calls
 -- made then counted in the old window). The counter is written with its expiry in this one
--- script, so no counter can be left without one.
+-- script, so no counter can be left without one. A counter of the window after the clock's
+-- (written before the server's clock stepped back by less than a window, or by a primary whose
+-- clock ran a little ahead of this one's) is counted on: its count stands, as in the local store.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
 for i = 1, #KEYS do
   local window = tonumber(ARGV[i])
   local id = math.floor(now / window)
+  local stored = tonumber(redis.call('HGET', KEYS[i], 'w'))
+  if stored == id + 1 then
+    id = stored
+  end
   local ends = (id + 1) * window
   local count
-  if tonumber(redis.call('HGET', KEYS[i], 'w')) == id then
+  if stored == id then
     count = redis.call('HINCRBY', KEYS[i], 'c', 1)
   else
     redis.call('HSET', KEYS[i], 'w', id, 'c', 1)

@@ -6,7 +6,9 @@
 -- as the local store. A call that the limit rejects (the count plus the previous window's
 -- count, at most the limit, weighted by how much of it is still in the sliding window, over
 -- the limit: the caller's test) is taken back out of the count, as in the local store, so a
--- client sending over the limit is held to it rather than shut out.
+-- client sending over the limit is held to it rather than shut out. A state of the window after
+-- the clock's (the server's clock stepped back by less than a window) is counted on, its
+-- previous window weighing in full, as in the local store.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
@@ -14,6 +16,9 @@ for i = 1, #KEYS do
   local window = tonumber(ARGV[i])
   local id = math.floor(now / window)
   local state = redis.call('HMGET', KEYS[i], 'w', 'c', 'p')
+  if tonumber(state[1]) == id + 1 then
+    id = id + 1
+  end
   local previous = tonumber(state[3]) or 0
   if tonumber(state[1]) ~= id then
     if tonumber(state[1]) == id - 1 then previous = tonumber(state[2]) or 0 else previous = 0 end
@@ -21,7 +26,8 @@ for i = 1, #KEYS do
   end
   local count = redis.call('HINCRBY', KEYS[i], 'c', 1)
   local limit = tonumber(ARGV[#KEYS + i])
-  local carried = math.floor(math.min(previous, limit) * (window - (now - id * window)) / window)
+  local into = math.max(0, math.min(window, now - id * window))
+  local carried = math.floor(math.min(previous, limit) * (window - into) / window)
   if count + carried > limit then
     redis.call('HINCRBY', KEYS[i], 'c', -1)
   end

@@ -15,6 +15,7 @@ import dev.ratelimit.testing.WindowGuard;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
@@ -231,6 +232,44 @@ class RedisLimiterTest {
         long rejected = limiter.acquire("stepped");
         assertFalse(Outcome.isAllowed(rejected));
         assertTrue(Outcome.retryMillis(rejected) <= 60_000, "retry " + Outcome.retryMillis(rejected));
+    }
+
+    /**
+     * A counter of the window after the server's clock (the clock stepped back by less than a
+     * window, or a failover to a replica whose clock is a little behind) keeps its count: it was
+     * overwritten with a count of 1, a fresh budget in the middle of a window.
+     */
+    @Test
+    void aFixedWindowCounterOneWindowAheadOfTheClockKeepsItsCount() throws Exception {
+        RedisLimiter limiter = limiter(Algorithm.FIXED_WINDOW, "    limit: 2\n    window: 1m");
+        try (Jedis jedis = server.client()) {
+            jedis.hset("rl:{r|ahead}:fixed-window:1m", Map.of("w", Long.toString(minuteId(jedis) + 1), "c", "2"));
+        }
+        long rejected = limiter.acquire("ahead");
+        assertFalse(Outcome.isAllowed(rejected), "the newer window's count stands");
+        assertTrue(Outcome.retryMillis(rejected) > 0 && Outcome.retryMillis(rejected) <= 120_000,
+                "retry " + Outcome.retryMillis(rejected));
+    }
+
+    /** The same for a sliding window: the newer window's count stands, and a call over the limit is refused. */
+    @Test
+    void aSlidingWindowStateOneWindowAheadOfTheClockKeepsItsCount() throws Exception {
+        RedisLimiter limiter = limiter(Algorithm.SLIDING_WINDOW, "    limit: 2\n    window: 1m");
+        try (Jedis jedis = server.client()) {
+            jedis.hset("rl:{r|ahead}:sliding-window:1m",
+                    Map.of("w", Long.toString(minuteId(jedis) + 1), "c", "2", "p", "0"));
+        }
+        assertFalse(Outcome.isAllowed(limiter.acquire("ahead")), "the newer window's count stands");
+        try (Jedis jedis = server.client()) {
+            assertEquals("2", jedis.hget("rl:{r|ahead}:sliding-window:1m", "c"), "the refused call is taken back out");
+        }
+    }
+
+    /** The id of the server's current one-minute window. */
+    private static long minuteId(Jedis jedis) {
+        List<String> time = jedis.time();
+        long nowMillis = Long.parseLong(time.get(0)) * 1000L + Long.parseLong(time.get(1)) / 1000L;
+        return nowMillis / 60_000L;
     }
 
     @Test
