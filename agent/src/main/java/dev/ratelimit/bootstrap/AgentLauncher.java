@@ -83,8 +83,10 @@ public final class AgentLauncher {
         } catch (InvocationTargetException e) {
             System.err.println("[rate-limit-agent] could not start; the application runs without rate limits: "
                     + e.getCause());
+            RateLimitBridge.startFailed(String.valueOf(e.getCause()));
         } catch (Throwable t) {
             System.err.println("[rate-limit-agent] could not start; the application runs without rate limits: " + t);
+            RateLimitBridge.startFailed(String.valueOf(t));
         }
     }
 

@@ -63,6 +63,8 @@ public final class RateLimitBridge {
     private static final Set<String> LOGGED = Collections.newSetFromMap(new ConcurrentHashMap<>());
 
     private static final AtomicBoolean CLAIMED = new AtomicBoolean();
+    /** See {@link #startFailed}. */
+    private static volatile String startFailure;
 
     private static volatile MethodGate methodGate;
     private static volatile HttpGate httpGate;
@@ -196,6 +198,22 @@ public final class RateLimitBridge {
      */
     public static boolean claimInstallation() {
         return CLAIMED.compareAndSet(false, true);
+    }
+
+    /**
+     * Records that the installation holding the claim failed to start, and why: the application
+     * runs without limits, and a later attach says so and fails, rather than answer that the
+     * agent is installed.
+     */
+    public static void startFailed(String why) {
+        if (CLAIMED.get()) {
+            startFailure = why;
+        }
+    }
+
+    /** Why the installation holding the claim failed to start, or null. */
+    public static String startFailure() {
+        return startFailure;
     }
 
     /**

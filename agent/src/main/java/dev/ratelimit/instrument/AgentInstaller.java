@@ -78,6 +78,16 @@ public final class AgentInstaller {
     /** Called by {@code AgentLauncher} through reflection. */
     public static void install(String optionText, Instrumentation instrumentation, boolean attached) {
         if (!RateLimitBridge.claimInstallation()) {
+            String failed = RateLimitBridge.startFailure();
+            if (failed != null) {
+                // the agent loaded with this JVM claimed it and failed to start: it limits
+                // nothing, and what it left half-built cannot be started over
+                String why = "not attached: the agent loaded with this JVM failed to start (" + failed
+                        + "), so nothing is limited; restart the JVM to start it";
+                System.err.println("rate-limit-agent: " + why);
+                System.setProperty(ATTACH_REPORT_PROPERTY, why);
+                return;
+            }
             AgentLog.LOG.log(Level.INFO, "rate-limit-agent: already installed in this JVM; nothing to do");
             System.setProperty(ATTACH_REPORT_PROPERTY, "already installed in this JVM; nothing was changed");
             return;
@@ -138,6 +148,7 @@ public final class AgentInstaller {
             } catch (Throwable t) {
                 if (gate.fail()) {
                     System.err.println("[rate-limit-agent] could not start; the application runs without rate limits: " + t);
+                    RateLimitBridge.startFailed(String.valueOf(t));
                 } else {
                     // the transformer is in force: only what came after it (JMX, hot reload) is missing
                     RateLimitBridge.agentError("finishing start-up (JMX beans or rule file watching may be missing)", t);

@@ -223,6 +223,53 @@ class AttachIT {
     }
 
     /**
+     * An agent loaded with the JVM that failed to start (here: no security provider, so no
+     * SHA-256) limits nothing; an attach then fails with exit 1 and says why. It once answered
+     * "already installed; nothing was changed" with exit 0, as if the agent were limiting.
+     */
+    @ParameterizedTest(name = "on {0}")
+    @MethodSource("jdks")
+    void anAttachToAJvmWhoseAgentFailedToStartFailsAndSaysSo(Path jdk) throws Exception {
+        Path noProviders = Files.writeString(dir.resolve("no-providers.security"), "security.overridePropertiesFile=true\n");
+        Path rules = Files.writeString(dir.resolve("rules.yaml"),
+                "version: 1\nrules:\n  - name: a\n    match:\n      method: dev.ratelimit.fixture.reload.ServiceA#call\n"
+                        + "    key: arg0\n    limit: 2\n    window: 1h\n");
+        Path err = dir.resolve("target.err");
+        List<String> command = new ArrayList<>(List.of(jdk.resolve("bin/java").toString(),
+                "-Djava.security.properties==" + noProviders,
+                "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules));
+        if (feature(jdk) >= 21) {
+            command.add("-XX:+EnableDynamicAgentLoading");
+        }
+        command.addAll(List.of("-cp", ForkedJvm.applicationClassPath(), "dev.ratelimit.fixture.ReloadMain"));
+        Process target = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(err.toFile()).start();
+        try {
+            long until = System.nanoTime() + 30_000_000_000L;
+            while (!Files.readString(err).contains("could not start") && System.nanoTime() < until && target.isAlive()) {
+                Thread.sleep(50);
+            }
+            assertTrue(Files.readString(err).contains("could not start"), () -> "the agent's start failed: " + read(err));
+            ForkedJvm.Result attached = attach(jdk, target.pid(), rules);
+            assertEquals(1, attached.exitCode, () -> attached + "\n" + read(err));
+            assertTrue(attached.stderr.contains("the agent loaded with this JVM failed to start"), attached::toString);
+            assertTrue(attached.stderr.contains("restart the JVM"), attached::toString);
+            assertFalse(attached.stdout.contains("already installed"), attached::toString);
+            assertTrue(target.isAlive(), () -> read(err));
+        } finally {
+            target.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private static String read(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException e) {
+            return e.toString();
+        }
+    }
+
+    /**
      * Attaching to a process that is not a JVM, or to no process, fails with exit 1 and says why,
      * quickly, and leaves the process alone (before Java 21 the attach API would send it SIGQUIT,
      * killing it, and wait 10 s).
