@@ -47,12 +47,48 @@ public final class ConfigError {
         return message;
     }
 
-    /** {@code FILE:LINE:COLUMN: message}, or {@code FILE: message} when there is no position. */
+    /**
+     * {@code FILE:LINE:COLUMN: message}, or {@code FILE: message} when there is no position: one
+     * line, whatever the file held. A message repeats values from the file, and a value with a
+     * line break (a quoted {@code "\\n"}, a block scalar) printed as it was made one error
+     * look like two, the second with a position of the writer's choosing.
+     */
     public String format() {
         if (line <= 0) {
-            return file + ": " + message;
+            return oneLine(file) + ": " + oneLine(message);
         }
-        return file + ":" + line + ":" + Math.max(column, 1) + ": " + message;
+        return oneLine(file) + ":" + line + ":" + Math.max(column, 1) + ": " + oneLine(message);
+    }
+
+    /** {@code text} with line breaks and other control characters written as escapes. */
+    static String oneLine(String text) {
+        int i = 0;
+        while (i < text.length() && !breaksTheLine(text.charAt(i))) {
+            i++;
+        }
+        if (i == text.length()) {
+            return text;
+        }
+        StringBuilder out = new StringBuilder(text.length() + 8).append(text, 0, i);
+        for (; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (!breaksTheLine(c)) {
+                out.append(c);
+            } else if (c == '\n') {
+                out.append("\\n");
+            } else if (c == '\r') {
+                out.append("\\r");
+            } else if (c == '\t') {
+                out.append("\\t");
+            } else {
+                out.append(String.format("\\u%04x", (int) c));
+            }
+        }
+        return out.toString();
+    }
+
+    private static boolean breaksTheLine(char c) {
+        return Character.isISOControl(c) || c == '\u2028' || c == '\u2029';
     }
 
     @Override

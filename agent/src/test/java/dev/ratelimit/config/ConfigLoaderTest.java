@@ -105,6 +105,30 @@ class ConfigLoaderTest {
         assertTrue(error.contains(fragment), () -> "'" + fragment + "' not in " + error);
     }
 
+    /**
+     * An error repeats the value it is about; a value with a line break (a quoted "\\n", a block
+     * scalar) once printed as two lines, the second looking like another error at a position of
+     * the writer's choosing.
+     */
+    @Test
+    void anErrorIsOneLineWhateverTheValueHolds() {
+        String quoted = rule("""
+                limit: 1
+                window: 1s
+                mode: "shadow\\nother.yaml:1:1: injected"
+                """);
+        List<String> errors = errors(quoted);
+        assertEquals(1, errors.size(), () -> "one error: " + errors);
+        assertFalse(errors.get(0).contains("\n"), errors.get(0));
+        assertTrue(errors.get(0).startsWith("rules.yaml:6:11: "), errors.get(0));
+        assertTrue(errors.get(0).contains("'shadow\\nother.yaml:1:1: injected'"), errors.get(0));
+
+        List<String> block = errors(rule("limit: 1\nwindow: 1s\nmode: |\n  shadow\n  again\n"));
+        assertEquals(1, block.size(), () -> "one error: " + block);
+        assertFalse(block.get(0).contains("\n"), block.get(0));
+        assertTrue(block.get(0).contains("shadow\\nagain"), block.get(0));
+    }
+
     static String rule(String body) {
         return "version: 1\nrules:\n  - name: r\n" + body.stripIndent().lines()
                 .map(l -> "    " + l).collect(Collectors.joining("\n")) + "\n";

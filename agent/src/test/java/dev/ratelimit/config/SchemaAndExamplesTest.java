@@ -297,6 +297,11 @@ class SchemaAndExamplesTest {
                 Arguments.of("a duplicate rule name",
                         "version: 1\nrules:\n  - {name: a, limit: 1, window: 1s}\n  - {name: a, limit: 2, window: 1s}\n",
                         "duplicate rule name 'a'"),
+                // JSON Schema counts 5.0 as the integer 5; the loader wants the digits of a whole number
+                Arguments.of("a limit written as a decimal", rule("limit: 5.0\n    window: 1s\n"),
+                        "limit must be a whole number"),
+                Arguments.of("a version written as a decimal", "version: 1.0\nrules: []\n",
+                        "version must be the number 1"),
                 Arguments.of("a window over 366 days", rule("limit: 1\n    window: 367d\n"),
                         "longer than the maximum of 366d"),
                 Arguments.of("bits set after the prefix", "version: 1\nclient:\n  trusted-proxies: [10.0.0.1/8]\n",
