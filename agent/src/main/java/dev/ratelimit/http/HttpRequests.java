@@ -237,14 +237,24 @@ public final class HttpRequests implements HttpGate {
             return false;
         }
         ServletApi api = ServletApi.of(request);
-        if (api == null || api.isCommitted(response)) {
+        if (api == null || api.isCommitted(response) || api.isAsyncStarted(request)) {
+            // Asynchronous: the exception goes on to the container, which ends the request (the
+            // async listeners' onError, then an error response). A 429 written here would leave
+            // the request started and never completed, held until the async timeout.
             return false;
         }
         RateLimitFields fields = rules.get().fields(rejection.rule());
         long retryMillis = rejection.retryAfter().toMillis();
-        reject(api, response, fields == null ? "" : fields.policy(),
-                fields == null ? "" : fields.rejected(retryMillis), Collections.singletonList(rejection.rule()),
-                retryMillis);
+        try {
+            reject(api, response, fields == null ? "" : fields.policy(),
+                    fields == null ? "" : fields.rejected(retryMillis), Collections.singletonList(rejection.rule()),
+                    retryMillis);
+        } catch (RuntimeException | LinkageError writeFailed) {
+            // the client went away, say: the exception goes on as it would without the agent,
+            // and the request served around this one (if any) keeps its facts, restored above
+            RateLimitBridge.agentError("writing a 429 for a rejected method call", writeFailed);
+            return false;
+        }
         return true;
     }
 

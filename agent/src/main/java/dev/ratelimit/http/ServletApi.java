@@ -133,6 +133,11 @@ final class ServletApi {
         return principal == null ? null : principal.getName();
     }
 
+    /** Whether the application has put the request into asynchronous mode. */
+    boolean isAsyncStarted(Object request) {
+        return calls.isAsyncStarted(request);
+    }
+
     Object attribute(Object request, String name) {
         return calls.attribute(request, name);
     }

@@ -59,6 +59,7 @@ public abstract class ServletCalls {
             targets.put("headers", request.getMethod("getHeaders", String.class));
             targets.put("userPrincipal", request.getMethod("getUserPrincipal"));
             targets.put("dispatcherType", dispatcherType == null ? null : servletRequest.getMethod("getDispatcherType"));
+            targets.put("isAsyncStarted", dispatcherType == null ? null : servletRequest.getMethod("isAsyncStarted"));
             targets.put("attribute", servletRequest.getMethod("getAttribute", String.class));
             targets.put("setAttribute", servletRequest.getMethod("setAttribute", String.class, Object.class));
             targets.put("isCommitted", servletResponse.getMethod("isCommitted"));
@@ -136,7 +137,8 @@ public abstract class ServletCalls {
                 null, null);
         method.visitCode();
         if (target == null) {
-            method.visitInsn(Opcodes.ACONST_NULL);
+            // a call Servlet 2.x does not have: null, or false
+            method.visitInsn(ours.getReturnType() == boolean.class ? Opcodes.ICONST_0 : Opcodes.ACONST_NULL);
         } else {
             String owner = Type.getInternalName(target.getDeclaringClass());
             method.visitVarInsn(Opcodes.ALOAD, 1);
@@ -201,6 +203,9 @@ public abstract class ServletCalls {
     /** {@code getDispatcherType()}; null on Servlet 2.x. */
     public abstract Object dispatcherType(Object request);
 
+    /** {@code isAsyncStarted()}; false on Servlet 2.x. */
+    public abstract boolean isAsyncStarted(Object request);
+
     public abstract Object attribute(Object request, String name);
 
     public abstract void setAttribute(Object request, String name, Object value);
@@ -229,6 +234,7 @@ public abstract class ServletCalls {
         private final MethodHandle headers;
         private final MethodHandle userPrincipal;
         private final MethodHandle dispatcherType;
+        private final MethodHandle isAsyncStarted;
         private final MethodHandle getAttribute;
         private final MethodHandle setAttribute;
         private final MethodHandle isCommitted;
@@ -248,6 +254,7 @@ public abstract class ServletCalls {
             headers = handle(api, "headers");
             userPrincipal = handle(api, "userPrincipal");
             dispatcherType = handle(api, "dispatcherType");
+            isAsyncStarted = handle(api, "isAsyncStarted");
             getAttribute = handle(api, "attribute");
             setAttribute = handle(api, "setAttribute");
             isCommitted = handle(api, "isCommitted");
@@ -350,6 +357,18 @@ public abstract class ServletCalls {
             }
             try {
                 return (Object) dispatcherType.invokeExact(request);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        @Override
+        public boolean isAsyncStarted(Object request) {
+            if (isAsyncStarted == null) {
+                return false;
+            }
+            try {
+                return (boolean) isAsyncStarted.invokeExact(request);
             } catch (Throwable t) {
                 throw rethrow(t);
             }

@@ -30,6 +30,8 @@ final class FakeServlet {
     String principal;
     String dispatcherType = "REQUEST";
     boolean committed;
+    /** The application called startAsync(). */
+    boolean asyncStarted;
     /** The client went away: writing the response fails. */
     boolean clientGone;
     int status = 200;
@@ -79,6 +81,7 @@ final class FakeServlet {
                     return Collections.enumeration(requestHeaders.getOrDefault(args[0], new ArrayList<>()));
                 case "getUserPrincipal": return principal == null ? null : (Principal) () -> principal;
                 case "getDispatcherType": return dispatcherType == null ? null : valueOf(dispatcher, dispatcherType);
+                case "isAsyncStarted": return asyncStarted;
                 case "getAttribute": return attributes.get(args[0]);
                 case "setAttribute": attributes.put((String) args[0], args[1]); return null;
                 default: throw new UnsupportedOperationException(m.getName());

@@ -490,6 +490,47 @@ class HttpRequestsTest {
         assertEquals(2, rules.get("api").metrics().allowed());
     }
 
+    /**
+     * After startAsync() the rejection goes on to the container, which ends the asynchronous
+     * request; a 429 written and the exception swallowed left the request started and never
+     * completed, held until the async timeout.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aRejectionAfterStartAsyncGoesOnToTheContainer(String namespace) throws Exception {
+        FakeServlet servlet = new FakeServlet(namespace);
+        servlet.uri = "/other";
+        Object facts = gate.enter(servlet.request, servlet.response);
+        servlet.asyncStarted = true;
+        assertFalse(gate.exit(servlet.request, servlet.response, facts,
+                new RateLimitExceededException("api", Duration.ofMillis(1500))));
+        assertEquals(200, servlet.status, "no 429 written");
+        assertNull(RequestContext.current());
+    }
+
+    /**
+     * A request served inside another whose 429 cannot be written (the client went away): the
+     * exception goes on, and the outer request keeps its facts. The write's failure reached the
+     * bridge, which cleared the thread's request: the outer one's token no longer exempted its
+     * method calls.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aFailed429OfANestedRequestLeavesTheOuterRequestItsFacts(String namespace) throws Exception {
+        FakeServlet outer = new FakeServlet(namespace);
+        outer.uri = "/other";
+        Object outerFacts = gate.enter(outer.request, outer.response);
+        FakeServlet nested = new FakeServlet(namespace);
+        nested.uri = "/other";
+        nested.clientGone = true;
+        Object nestedFacts = gate.enter(nested.request, nested.response);
+        assertFalse(gate.exit(nested.request, nested.response, nestedFacts,
+                new RateLimitExceededException("api", Duration.ofMillis(1500))));
+        assertSame(outerFacts, RequestContext.current(), "the outer request's facts are back");
+        gate.exit(outer.request, outer.response, outerFacts, null);
+        assertNull(RequestContext.current());
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
     void aWrappedRejectionFromAMethodRuleBecomesA429(String namespace) throws Exception {

@@ -60,12 +60,15 @@ class ServletCallsTest {
         assertEquals(List.of("a", "b"), Collections.list(calls.headers(request, "X-Token")));
         assertEquals("ann", calls.userPrincipal(request).getName());
         assertEquals("ASYNC", ((Enum<?>) calls.dispatcherType(request)).name());
+        assertFalse(calls.isAsyncStarted(request));
+        servlet.asyncStarted = true;
+        assertTrue(calls.isAsyncStarted(request));
         assertNull(calls.attribute(request, "k"));
         Object value = new Object();
         calls.setAttribute(request, "k", value);
         assertSame(value, servlet.attributes.get("k"));
         assertSame(value, calls.attribute(request, "k"));
-        assertEquals(12, servlet.requestCalls);
+        assertEquals(14, servlet.requestCalls);
     }
 
     @ParameterizedTest(name = "{0}, {1}")
