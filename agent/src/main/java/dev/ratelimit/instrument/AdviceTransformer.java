@@ -151,6 +151,10 @@ final class AdviceTransformer implements ClassFileTransformer {
         if (loader == null && MANAGEMENT_FACTORY.equals(internalName)) {
             return managementFactory(module, classFile);
         }
+        if (internalName == null && loader != null) {
+            // defined with defineClass(null, ...): the name is in the class file
+            internalName = ClassPrefilter.nameOf(classFile);
+        }
         String name = internalName;
         boolean entered = false;
         try {

@@ -2,6 +2,7 @@ package dev.ratelimit.instrument;
 
 import java.nio.charset.StandardCharsets;
 import java.util.function.Predicate;
+import net.bytebuddy.utility.OpenedClassReader;
 
 /**
  * Looks at a class file's bytes before Byte Buddy parses it: a class can only declare a
@@ -30,6 +31,19 @@ final class ClassPrefilter {
     static final int ENTRY_POINT = 2;
 
     private ClassPrefilter() {
+    }
+
+    /**
+     * The internal name a class file gives itself, or null when it cannot be read. The JVM hands
+     * transformers no name for a class defined with {@code defineClass(null, ...)}; such a class
+     * was passed over, annotated or named by a rule.
+     */
+    static String nameOf(byte[] classFile) {
+        try {
+            return classFile == null ? null : OpenedClassReader.of(classFile).getClassName();
+        } catch (RuntimeException unreadable) {
+            return null;
+        }
     }
 
     /**

@@ -224,6 +224,10 @@ final class StartupGate implements ClassFileTransformer {
             // the JDK's own classes and the agent's: the transformer ignores both
             return null;
         }
+        if (internalName == null) {
+            // defined with defineClass(null, ...): the name is in the class file
+            internalName = ClassPrefilter.nameOf(classFile);
+        }
         ClassFileTransformer ready = transformer;
         if (ready == null) {
             if (failed || !ClassPrefilter.worthALook(internalName, classFile, namedByRules)) {

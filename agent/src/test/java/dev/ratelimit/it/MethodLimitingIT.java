@@ -34,7 +34,8 @@ class MethodLimitingIT {
                         "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
                         "-cp", ForkedJvm.applicationClassPath(),
                         "dev.ratelimit.fixture.FixtureMain",
-                        "annotations", "patterns", "defaults", "shadow", "isolated", "concurrency", "nesting", "faults"),
+                        "annotations", "patterns", "defaults", "shadow", "isolated", "nullName", "concurrency", "nesting",
+                        "faults"),
                         Duration.ofMinutes(3));
                 assertEquals(0, result.exitCode, result::toString);
                 assertEquals("true", result.results().get("done"), result::toString);
@@ -159,6 +160,14 @@ class MethodLimitingIT {
     @MethodSource("jdks")
     void shadowModeNeverRejects(Path jdk) {
         expect(jdk, "shadow.sum", "5");
+    }
+
+    /** A class defined with defineClass(null, ...) reaches the transformer without a name, and is limited all the same. */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void aClassDefinedWithoutANameIsLimited(Path jdk) {
+        expect(jdk, "nullName.allowed", "1");
+        expect(jdk, "nullName.rejection", "NullNamed#get");
     }
 
     @ParameterizedTest
