@@ -7,7 +7,10 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>A key's state points at the counter of its current window. The first call of a new window
  * swaps in a fresh counter with one compare-and-set; threads that lose the race use the winner's.
- * An old window's counter is never reused. The count returned by the counter's
+ * An old window's counter is never reused. A sliding window, whose next window starts from the
+ * old one's final count, seals the old counter first and carries the count the seal returns; the
+ * thread that sealed it installs the next one, and a call that reaches the sealed counter counts
+ * in the next. The count returned by the counter's
  * {@code incrementAndGet} decides: with a limit of 5, exactly 5 concurrent calls see 5 or less.
  * Rejected calls are counted too; the sliding window then takes them back out.
  *
@@ -28,12 +31,19 @@ abstract class EpochWindowLimit implements LimitAlgorithm {
     /** Two windows: a counter whose end is further ahead of now than this is from a clock stepped back. */
     private final long twoWindows;
     private final AllowedTally tally;
+    /**
+     * Whether a window's final count decides the next window's calls (the sliding window's
+     * previous count): then the counter is sealed before the next one is made, that count is
+     * the seal's, and a call that reaches a sealed counter counts in the next one instead.
+     */
+    private final boolean carriesCount;
 
-    EpochWindowLimit(long limit, long windowMillis, AllowedTally tally) {
+    EpochWindowLimit(long limit, long windowMillis, AllowedTally tally, boolean carriesCount) {
         this.limit = limit;
         this.windowMillis = windowMillis;
         this.twoWindows = 2 * windowMillis;
         this.tally = tally;
+        this.carriesCount = carriesCount;
     }
 
     @Override
@@ -66,6 +76,16 @@ abstract class EpochWindowLimit implements LimitAlgorithm {
             counter = advance(current, counter, now);
         }
         long count = counter.incrementAndGet();
+        while (count >= WindowCounter.SEALED && carriesCount) {
+            // the window's final count was taken without this call: it counts in the next window
+            // (which the thread that sealed the counter is installing), at the full weight of
+            // the window before it, as a call at the boundary does
+            WindowCounter sealed = counter;
+            while ((counter = current.get()) == sealed) {
+                Thread.yield();
+            }
+            count = counter.incrementAndGet();
+        }
         if (count >= WindowCounter.SEALED) {
             count -= WindowCounter.SEALED;
             if (tally != null) {
@@ -84,6 +104,22 @@ abstract class EpochWindowLimit implements LimitAlgorithm {
     private WindowCounter advance(WindowState current, WindowCounter counter, long now) {
         long id = Math.floorDiv(now, windowMillis);
         while (counter.id < id || counter.id > id + 1) {
+            if (carriesCount) {
+                // sealed first, so that the count carried is final: read before the swap, it
+                // missed the calls of threads that had read this counter and incremented it after
+                long sealed = counter.seal();
+                if (sealed < 0) {
+                    // another thread sealed it and is installing the next counter
+                    Thread.yield();
+                    counter = current.get();
+                    continue;
+                }
+                WindowCounter next = new WindowCounter(id, counter.id == id - 1 ? sealed : 0,
+                        (id + 1) * windowMillis, 0);
+                // only the thread that sealed a counter replaces it
+                current.set(next);
+                return next;
+            }
             long previous = counter.id == id - 1 ? counter.count() : 0;
             WindowCounter next = new WindowCounter(id, previous, (id + 1) * windowMillis, 0);
             if (tally == null) {

@@ -4,7 +4,7 @@ package dev.ratelimit.limit;
 final class FixedWindowLimit extends EpochWindowLimit {
 
     FixedWindowLimit(long limit, long windowMillis, AllowedTally tally) {
-        super(limit, windowMillis, tally);
+        super(limit, windowMillis, tally, false);
     }
 
     @Override

@@ -17,7 +17,7 @@ package dev.ratelimit.limit;
 final class SlidingWindowLimit extends EpochWindowLimit {
 
     SlidingWindowLimit(long limit, long windowMillis) {
-        super(limit, windowMillis, null);
+        super(limit, windowMillis, null, true);
     }
 
     @Override
