@@ -83,10 +83,21 @@ public final class AgentLauncher {
         } catch (InvocationTargetException e) {
             System.err.println("[rate-limit-agent] could not start; the application runs without rate limits: "
                     + e.getCause());
-            RateLimitBridge.startFailed(String.valueOf(e.getCause()));
+            failed(attached, e.getCause());
         } catch (Throwable t) {
             System.err.println("[rate-limit-agent] could not start; the application runs without rate limits: " + t);
-            RateLimitBridge.startFailed(String.valueOf(t));
+            failed(attached, t);
+        }
+    }
+
+    /**
+     * Records the failure of the agent loaded with the JVM, for a later attach to report. Not an
+     * attach's: one that failed after registering its transformer is limiting, and one that failed
+     * before released its claim.
+     */
+    private static void failed(boolean attached, Throwable why) {
+        if (!attached) {
+            RateLimitBridge.startFailed(String.valueOf(why));
         }
     }
 

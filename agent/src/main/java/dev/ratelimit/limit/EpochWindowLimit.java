@@ -105,6 +105,10 @@ abstract class EpochWindowLimit implements LimitAlgorithm {
         long id = Math.floorDiv(now, windowMillis);
         while (counter.id < id || counter.id > id + 1) {
             if (carriesCount) {
+                // made before the seal: nothing between the seal and the install can fail (an
+                // OutOfMemoryError there would leave the key's counter sealed and never replaced,
+                // and every later call spinning on it)
+                WindowCounter next = new WindowCounter(id, 0, (id + 1) * windowMillis, 0);
                 // sealed first, so that the count carried is final: read before the swap, it
                 // missed the calls of threads that had read this counter and incremented it after
                 long sealed = counter.seal();
@@ -114,9 +118,9 @@ abstract class EpochWindowLimit implements LimitAlgorithm {
                     counter = current.get();
                     continue;
                 }
-                WindowCounter next = new WindowCounter(id, counter.id == id - 1 ? sealed : 0,
-                        (id + 1) * windowMillis, 0);
-                // only the thread that sealed a counter replaces it
+                next.previous = counter.id == id - 1 ? sealed : 0;
+                // only the thread that sealed a counter replaces it; the volatile write publishes
+                // the count carried with the counter
                 current.set(next);
                 return next;
             }

@@ -26,6 +26,9 @@ abstract class KeyStore {
      */
     abstract void penalize(String key, long limits, long untilMillis);
 
+    /** Until when {@code key} is remembered as over a limit (wall clock), or 0; for tests. */
+    abstract long penaltyUntil(String key);
+
     abstract long size();
 
     /** One state for every caller: rules keyed {@code global} need no lookup at all. */
@@ -62,6 +65,11 @@ abstract class KeyStore {
         @Override
         void penalize(String key, long limits, long untilMillis) {
             // never evicted: nothing to remember
+        }
+
+        @Override
+        long penaltyUntil(String key) {
+            return 0;
         }
 
         @Override
@@ -148,6 +156,13 @@ abstract class KeyStore {
                 // merged atomically: two threads rejected by different limits both leave their bit
                 penalties.asMap().merge(key, new Penalty(limits, untilMillis), Penalty::merge);
             }
+        }
+
+        @Override
+        long penaltyUntil(String key) {
+            Cache<String, Penalty> made = penalties;
+            Penalty known = made == null ? null : made.getIfPresent(key);
+            return known == null ? 0 : known.untilMillis;
         }
 
         /** The cache of rejected keys, made on first use. */

@@ -107,8 +107,10 @@ public final class LocalLimiter implements Limiter {
             // a tick after the moment itself, and the decision read that clock up to a tick late
             // too: the retry time has one tick added, so a caller that waits exactly that long is
             // not refused again.
-            outcome = Outcome.rejected(Outcome.retryMillis(outcome) + CoarseClock.tickMillis());
+            // The penalty (a key evicted and made again starts used up until then) ends with the
+            // window itself: a key made again in that tick belongs to the next window.
             store.penalize(key, over, CoarseClock.millis() + Outcome.retryMillis(outcome));
+            outcome = Outcome.rejected(Outcome.retryMillis(outcome) + CoarseClock.tickMillis());
         }
         return outcome;
     }
@@ -116,6 +118,11 @@ public final class LocalLimiter implements Limiter {
     @Override
     public long trackedKeys() {
         return store.size();
+    }
+
+    /** Until when {@code key} is remembered as over a limit, should it be evicted (wall clock), or 0; for tests. */
+    long penaltyUntil(String key) {
+        return store.penaltyUntil(key);
     }
 
     /** Counters the allowed count still reads (one per tracked key once maintenance has run). */

@@ -57,7 +57,12 @@ final class WindowCounter extends WindowCounterCount {
 /** The window's fields: written once, read by every call. */
 abstract class WindowCounterFields {
     final long id;
-    final long previous;
+    /**
+     * The previous window's count. Written once, before the counter is published: in the
+     * constructor, or by the sliding window between sealing the old counter and installing this
+     * one (the state's volatile write publishes it).
+     */
+    long previous;
     /** Wall-clock milliseconds at which the window ends. */
     final long end;
     /** What the count started at: 0, or the limit for a key known to be over it. */

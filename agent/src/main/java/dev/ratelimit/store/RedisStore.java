@@ -74,6 +74,8 @@ public final class RedisStore implements AutoCloseable {
     private final long timeoutNanos;
     private final AtomicBoolean down = new AtomicBoolean();
     private final AtomicInteger timeoutsInARow = new AtomicInteger();
+    /** Connections the connector is opening, outside the pool (see {@link #openIdleConnection}). */
+    private final AtomicInteger opening = new AtomicInteger();
     private final LongAdder failedCalls = new LongAdder();
     private final Map<String, AtomicLong> lastLogged = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -248,21 +250,27 @@ public final class RedisStore implements AutoCloseable {
      * timeout of 200 ms, in a review's run against a server slow to set a connection up.
      */
     Void openIdleConnection() throws Exception {
-        if (pool.getNumActive() + pool.getNumIdle() >= maxConnections) {
-            // at capacity: the call waits for a connection another call gives back
-            return null;
-        }
-        PooledObject<Jedis> opened = poolConnections.makeObject();
-        HANDED_OVER.set(opened);
+        int openings = opening.incrementAndGet();
         try {
-            pool.addObject();
-        } finally {
-            PooledObject<Jedis> unused = HANDED_OVER.get();
-            HANDED_OVER.remove();
-            if (unused != null) {
-                // the pool filled up while it was opened (addObject added nothing)
-                poolConnections.destroyObject(unused);
+            if (pool.getNumActive() + pool.getNumIdle() + openings > maxConnections) {
+                // at capacity, counting the openings under way: the call waits for a connection
+                // another call gives back
+                return null;
             }
+            PooledObject<Jedis> opened = poolConnections.makeObject();
+            HANDED_OVER.set(opened);
+            try {
+                pool.addObject();
+            } finally {
+                PooledObject<Jedis> unused = HANDED_OVER.get();
+                HANDED_OVER.remove();
+                if (unused != null) {
+                    // the pool filled up while it was opened (addObject added nothing)
+                    poolConnections.destroyObject(unused);
+                }
+            }
+        } finally {
+            opening.decrementAndGet();
         }
         if (closed) {
             // close() ran while it was being opened: the closed pool keeps what is added to it
@@ -272,11 +280,24 @@ public final class RedisStore implements AutoCloseable {
     }
 
     /** Gives a borrowed connection back, as {@code Jedis.close} does for one from {@code getResource}. */
-    private void release(Jedis jedis) {
-        if (jedis.isBroken()) {
-            pool.returnBrokenResource(jedis);
-        } else {
+    void release(Jedis jedis) {
+        if (!jedis.isBroken()) {
             pool.returnResource(jedis);
+            return;
+        }
+        try {
+            pool.returnBrokenResource(jedis);
+        } catch (JedisException e) {
+            // The connection is destroyed first; then, for calls waiting on a full pool, the pool
+            // opens a replacement on this thread, which may not connect (NotOnThisThread). That
+            // failure is not this call's: thrown from here it replaced the call's own outcome
+            // (its rule's on-error) with an error of the agent's.
+        }
+        // the replacement, opened in the background for the calls waiting on a full pool
+        try {
+            connector.submit(this::openIdleConnection);
+        } catch (RejectedExecutionException closed) {
+            // the store is closed
         }
     }
 

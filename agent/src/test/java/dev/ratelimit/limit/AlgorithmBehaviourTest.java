@@ -119,6 +119,9 @@ class AlgorithmBehaviourTest {
             long end = before - before % 10_000 + 10_000;
             assertFalse(Outcome.isAllowed(rejected));
             assertEquals(end - before + CoarseClock.tickMillis(), Outcome.retryMillis(rejected));
+            // the key is remembered as over the limit until the window's end, not the tick after
+            // it: made again in that tick (evicted meanwhile), it would start the next window used up
+            assertEquals(end, limiter.penaltyUntil(key));
             return;
         }
     }

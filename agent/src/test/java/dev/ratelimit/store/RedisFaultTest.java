@@ -174,6 +174,38 @@ class RedisFaultTest {
     }
 
     /**
+     * A connection given back broken while a call waits on the full pool: the pool opened the
+     * replacement on the returning thread, which may not connect; the failure came out of the
+     * returning call's clean-up and replaced its outcome with an agent error, and the waiting
+     * call got no connection. Now the replacement is opened in the background and the waiting
+     * call is answered.
+     */
+    @Test
+    void aConnectionGivenBackBrokenIsReplacedForACallWaitingOnAFullPool() throws Exception {
+        try (RedisStore one = new RedisStore(new RedisConfig("redis://127.0.0.1:" + server.port() + "/1",
+                java.time.Duration.ofSeconds(3), "rl-broken:"), 1)) {
+            RedisLimiter limiter = new RedisLimiter(one, allow.config());
+            assertAnsweredWithinSeconds(limiter, 10);
+            Jedis held = one.borrow(System.nanoTime() + 1_000_000_000L);
+            java.util.concurrent.CompletableFuture<String> waiting = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    limiter.acquire("waiting");
+                    return "answered";
+                } catch (StoreUnavailableException e) {
+                    return "failed: " + e.getMessage();
+                } catch (RuntimeException e) {
+                    return "agent error: " + e;
+                }
+            });
+            Thread.sleep(300); // the call is waiting for the pool's one connection
+            assertFalse(waiting.isDone(), () -> "the call did not wait: " + waiting.join());
+            held.getConnection().setBroken();
+            one.release(held);
+            assertEquals("answered", waiting.get(5, java.util.concurrent.TimeUnit.SECONDS));
+        }
+    }
+
+    /**
      * Calls that all find no idle connection get one opening each, at once, as when each call
      * opened its own: one connector opening one connection at a time answered two or three of
      * sixteen calls within the timeout here, and the others followed on-error with Redis healthy.
