@@ -2,11 +2,9 @@ package dev.ratelimit.limit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.util.concurrent.CountDownLatch;
+import dev.ratelimit.testing.Race;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,29 +23,19 @@ class SlidingWindowCarryTest {
         int callsEach = 300;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
-            for (int round = 0; round < 300; round++) {
+            for (int round = 0; round < 2000; round++) {
                 SlidingWindowLimit limit = new SlidingWindowLimit(1_000_000_000L, WINDOW);
                 Object state = limit.newState(false);
                 limit.acquireAt(state, FIRST + 10);
-                CountDownLatch start = new CountDownLatch(1);
-                Future<?>[] done = new Future<?>[threads];
-                for (int t = 0; t < threads; t++) {
-                    int thread = t;
-                    done[t] = pool.submit(() -> {
-                        start.await();
-                        for (int i = 0; i < callsEach; i++) {
-                            // half the threads cross into the next window a third of the way in,
-                            // the others keep reading a clock still in the first window
-                            boolean next = thread % 2 == 0 ? i >= callsEach / 3 : i >= callsEach - 1;
-                            limit.acquireAt(state, next ? FIRST + WINDOW + 10 : FIRST + 900);
-                        }
-                        return null;
-                    });
-                }
-                start.countDown();
-                for (Future<?> f : done) {
-                    f.get(30, TimeUnit.SECONDS);
-                }
+                Race.sum(pool, threads, thread -> {
+                    for (int i = 0; i < callsEach; i++) {
+                        // half the threads cross into the next window a third of the way in,
+                        // the others keep reading a clock still in the first window
+                        boolean next = thread % 2 == 0 ? i >= callsEach / 3 : i >= callsEach - 1;
+                        limit.acquireAt(state, next ? FIRST + WINDOW + 10 : FIRST + 900);
+                    }
+                    return 0;
+                });
                 WindowCounter current = ((EpochWindowLimit.WindowState) state).get();
                 assertEquals(FIRST / WINDOW + 1, current.id, "round " + round);
                 assertEquals(1 + threads * callsEach, current.previous + current.count(), "round " + round);

@@ -4,12 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.concurrent.CountDownLatch;
+import dev.ratelimit.testing.Race;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -97,21 +94,8 @@ class TokenBucketExactTest {
             for (int round = 0; round < 50; round++) {
                 TokenBucketLimit limit = new TokenBucketLimit(limitCount, 3_600_000);
                 Object state = limit.newState(false);
-                CountDownLatch start = new CountDownLatch(1);
-                AtomicInteger allowed = new AtomicInteger();
-                Future<?>[] done = new Future<?>[threads];
-                for (int t = 0; t < threads; t++) {
-                    done[t] = pool.submit(() -> {
-                        start.await();
-                        allowed.addAndGet(allowedAt(limit, state, NOW, 500));
-                        return null;
-                    });
-                }
-                start.countDown();
-                for (Future<?> f : done) {
-                    f.get(30, TimeUnit.SECONDS);
-                }
-                assertEquals(limitCount, allowed.get(), "round " + round);
+                assertEquals(limitCount, Race.sum(pool, threads, thread -> allowedAt(limit, state, NOW, 500)),
+                        "round " + round);
             }
         } finally {
             pool.shutdownNow();

@@ -39,22 +39,37 @@ public final class Race {
      * at the same instant, and returns how many answered {@code true}.
      */
     public static int passed(ExecutorService pool, int threads, Callable<Boolean> call) throws Exception {
+        return sum(pool, threads, thread -> call.call() ? 1 : 0);
+    }
+
+    /** What one thread of a race does, given its index; it answers a count. */
+    @FunctionalInterface
+    public interface Runner {
+        int run(int thread) throws Exception;
+    }
+
+    /**
+     * Starts {@code threads} runners on {@code pool} (which needs that many threads), lets them all
+     * go at the same instant, and returns the sum of their counts.
+     */
+    public static int sum(ExecutorService pool, int threads, Runner runner) throws Exception {
         CountDownLatch ready = new CountDownLatch(threads);
         CountDownLatch go = new CountDownLatch(1);
-        List<Future<Boolean>> futures = new ArrayList<>(threads);
+        List<Future<Integer>> futures = new ArrayList<>(threads);
         for (int t = 0; t < threads; t++) {
+            int thread = t;
             futures.add(pool.submit(() -> {
                 ready.countDown();
                 go.await();
-                return call.call();
+                return runner.run(thread);
             }));
         }
         ready.await();
         go.countDown();
-        int passed = 0;
-        for (Future<Boolean> future : futures) {
-            passed += future.get() ? 1 : 0;
+        int sum = 0;
+        for (Future<Integer> future : futures) {
+            sum += future.get();
         }
-        return passed;
+        return sum;
     }
 }
