@@ -47,7 +47,9 @@ final class SlidingWindowLimit extends EpochWindowLimit {
         if (estimate <= limit) {
             return Outcome.allowed(limit - estimate);
         }
-        long toEnd = windowMillis - into;
+        // a counter of the window after now's (another thread read the clock later, or the clock
+        // stepped back by less than a window) ends that much later than a window from now
+        long toEnd = windowMillis - into + Math.max(0, -elapsed);
         if (count <= limit && previous > 0) {
             // wait until previous * (window - t) / window <= limit - count
             long room = limit - count;

@@ -54,6 +54,25 @@ class ClockStepTest {
         assertFalse(Outcome.isAllowed(limit.acquireAt(state, lastOfWindow + 1)));
     }
 
+    /**
+     * A sliding window whose counter is of the window after now's: a call it refuses is told to
+     * retry when that window can take it, counted from now, not from that window's start (a
+     * retry too soon by the gap, as after a Redis failover to a replica a little behind).
+     */
+    @Test
+    void aSlidingWindowAheadOfTheClockGivesARetryFromNow() {
+        long window = 1_000;
+        // 5 of 5 in the window ahead, which starts 100 ms from now; nothing carried
+        long ahead = SlidingWindowLimit.decide(6, 0, -100, 5, window);
+        long current = SlidingWindowLimit.decide(6, 0, 0, 5, window);
+        assertFalse(Outcome.isAllowed(ahead));
+        assertEquals(Outcome.retryMillis(current) + 100, Outcome.retryMillis(ahead));
+        // the previous window, carried at full weight, leaves room only as it slides out
+        long carried = SlidingWindowLimit.decide(3, 4, -100, 5, window);
+        assertEquals(Outcome.retryMillis(SlidingWindowLimit.decide(3, 4, 0, 5, window)) + 100,
+                Outcome.retryMillis(carried));
+    }
+
     @Test
     void aNewKeyStartsAtAnyTime() {
         FixedWindowLimit limit = new FixedWindowLimit(1, WINDOW, null);
