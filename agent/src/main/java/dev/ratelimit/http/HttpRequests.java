@@ -237,10 +237,7 @@ public final class HttpRequests implements HttpGate {
             return false;
         }
         ServletApi api = ServletApi.of(request);
-        if (api == null || api.isCommitted(response) || api.isAsyncStarted(request)) {
-            // Asynchronous: the exception goes on to the container, which ends the request (the
-            // async listeners' onError, then an error response). A 429 written here would leave
-            // the request started and never completed, held until the async timeout.
+        if (api == null || api.isCommitted(response)) {
             return false;
         }
         RateLimitFields fields = rules.get().fields(rejection.rule());
@@ -254,6 +251,17 @@ public final class HttpRequests implements HttpGate {
             // and the request served around this one (if any) keeps its facts, restored above
             RateLimitBridge.agentError("writing a 429 for a rejected method call", writeFailed);
             return false;
+        }
+        if (api.isAsyncStarted(request)) {
+            // The application put the request into asynchronous mode before the rejected call:
+            // nothing will complete it now, and Jetty and Tomcat alike held it until the async
+            // timeout (30 s), with the exception passed on as with the 429 swallowed.
+            try {
+                api.completeAsync(request);
+            } catch (RuntimeException | LinkageError notCompleted) {
+                // completed meanwhile by another thread of the application's, say
+                RateLimitBridge.agentError("completing an asynchronous request answered 429", notCompleted);
+            }
         }
         return true;
     }

@@ -138,6 +138,14 @@ final class ServletApi {
         return calls.isAsyncStarted(request);
     }
 
+    /** Completes the request's asynchronous processing: the container sends the response now. */
+    void completeAsync(Object request) {
+        Object context = calls.asyncContext(request);
+        if (context != null) {
+            calls.completeAsync(context);
+        }
+    }
+
     Object attribute(Object request, String name) {
         return calls.attribute(request, name);
     }

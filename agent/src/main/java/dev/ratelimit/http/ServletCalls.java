@@ -60,6 +60,9 @@ public abstract class ServletCalls {
             targets.put("userPrincipal", request.getMethod("getUserPrincipal"));
             targets.put("dispatcherType", dispatcherType == null ? null : servletRequest.getMethod("getDispatcherType"));
             targets.put("isAsyncStarted", dispatcherType == null ? null : servletRequest.getMethod("isAsyncStarted"));
+            targets.put("asyncContext", dispatcherType == null ? null : servletRequest.getMethod("getAsyncContext"));
+            targets.put("completeAsync", dispatcherType == null ? null
+                    : Class.forName(namespace + ".AsyncContext", false, loader).getMethod("complete"));
             targets.put("attribute", servletRequest.getMethod("getAttribute", String.class));
             targets.put("setAttribute", servletRequest.getMethod("setAttribute", String.class, Object.class));
             targets.put("isCommitted", servletResponse.getMethod("isCommitted"));
@@ -137,8 +140,12 @@ public abstract class ServletCalls {
                 null, null);
         method.visitCode();
         if (target == null) {
-            // a call Servlet 2.x does not have: null, or false
-            method.visitInsn(ours.getReturnType() == boolean.class ? Opcodes.ICONST_0 : Opcodes.ACONST_NULL);
+            // a call Servlet 2.x does not have: nothing, false or null
+            if (ours.getReturnType() == boolean.class) {
+                method.visitInsn(Opcodes.ICONST_0);
+            } else if (ours.getReturnType() != void.class) {
+                method.visitInsn(Opcodes.ACONST_NULL);
+            }
         } else {
             String owner = Type.getInternalName(target.getDeclaringClass());
             method.visitVarInsn(Opcodes.ALOAD, 1);
@@ -206,6 +213,12 @@ public abstract class ServletCalls {
     /** {@code isAsyncStarted()}; false on Servlet 2.x. */
     public abstract boolean isAsyncStarted(Object request);
 
+    /** {@code getAsyncContext()}; null on Servlet 2.x. */
+    public abstract Object asyncContext(Object request);
+
+    /** {@code AsyncContext.complete()} on {@code asyncContext}; nothing on Servlet 2.x. */
+    public abstract void completeAsync(Object asyncContext);
+
     public abstract Object attribute(Object request, String name);
 
     public abstract void setAttribute(Object request, String name, Object value);
@@ -235,6 +248,8 @@ public abstract class ServletCalls {
         private final MethodHandle userPrincipal;
         private final MethodHandle dispatcherType;
         private final MethodHandle isAsyncStarted;
+        private final MethodHandle asyncContext;
+        private final MethodHandle completeAsync;
         private final MethodHandle getAttribute;
         private final MethodHandle setAttribute;
         private final MethodHandle isCommitted;
@@ -255,6 +270,8 @@ public abstract class ServletCalls {
             userPrincipal = handle(api, "userPrincipal");
             dispatcherType = handle(api, "dispatcherType");
             isAsyncStarted = handle(api, "isAsyncStarted");
+            asyncContext = handle(api, "asyncContext");
+            completeAsync = handle(api, "completeAsync");
             getAttribute = handle(api, "attribute");
             setAttribute = handle(api, "setAttribute");
             isCommitted = handle(api, "isCommitted");
@@ -357,6 +374,30 @@ public abstract class ServletCalls {
             }
             try {
                 return (Object) dispatcherType.invokeExact(request);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        @Override
+        public Object asyncContext(Object request) {
+            if (asyncContext == null) {
+                return null;
+            }
+            try {
+                return (Object) asyncContext.invokeExact(request);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        @Override
+        public void completeAsync(Object context) {
+            if (completeAsync == null) {
+                return;
+            }
+            try {
+                completeAsync.invokeExact(context);
             } catch (Throwable t) {
                 throw rethrow(t);
             }

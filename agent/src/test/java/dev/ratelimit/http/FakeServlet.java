@@ -32,6 +32,8 @@ final class FakeServlet {
     boolean committed;
     /** The application called startAsync(). */
     boolean asyncStarted;
+    /** AsyncContext.complete() was called. */
+    boolean asyncCompleted;
     /** The client went away: writing the response fails. */
     boolean clientGone;
     int status = 200;
@@ -39,6 +41,7 @@ final class FakeServlet {
     int requestCalls;
     Object request;
     Object response;
+    Object asyncContext;
 
     FakeServlet(String namespace) throws Exception {
         this(namespace, new HashMap<>());
@@ -66,6 +69,14 @@ final class FakeServlet {
         Class<?> requestType = Class.forName(namespace + ".http.HttpServletRequest", false, loader);
         Class<?> responseType = Class.forName(namespace + ".http.HttpServletResponse", false, loader);
         Class<?> dispatcher = Class.forName(namespace + ".DispatcherType", false, loader);
+        Class<?> asyncType = Class.forName(namespace + ".AsyncContext", false, loader);
+        asyncContext = Proxy.newProxyInstance(loader, new Class<?>[] {asyncType}, (proxy, m, args) -> {
+            if (m.getName().equals("complete")) {
+                asyncCompleted = true;
+                return null;
+            }
+            throw new UnsupportedOperationException(m.getName());
+        });
         request = Proxy.newProxyInstance(loader, new Class<?>[] {requestType}, (proxy, m, args) -> {
             requestCalls++;
             switch (m.getName()) {
@@ -82,6 +93,7 @@ final class FakeServlet {
                 case "getUserPrincipal": return principal == null ? null : (Principal) () -> principal;
                 case "getDispatcherType": return dispatcherType == null ? null : valueOf(dispatcher, dispatcherType);
                 case "isAsyncStarted": return asyncStarted;
+                case "getAsyncContext": return asyncContext;
                 case "getAttribute": return attributes.get(args[0]);
                 case "setAttribute": attributes.put((String) args[0], args[1]); return null;
                 default: throw new UnsupportedOperationException(m.getName());

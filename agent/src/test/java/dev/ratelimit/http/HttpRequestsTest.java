@@ -491,21 +491,33 @@ class HttpRequestsTest {
     }
 
     /**
-     * After startAsync() the rejection goes on to the container, which ends the asynchronous
-     * request; a 429 written and the exception swallowed left the request started and never
-     * completed, held until the async timeout.
+     * After startAsync() the 429 is written and the asynchronous request completed: nothing else
+     * would complete it, and Jetty and Tomcat held it until the async timeout (30 s), whether the
+     * 429 was written and the exception swallowed or the exception passed on.
      */
     @ParameterizedTest
     @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
-    void aRejectionAfterStartAsyncGoesOnToTheContainer(String namespace) throws Exception {
+    void aRejectionAfterStartAsyncIsA429AndCompletesTheRequest(String namespace) throws Exception {
         FakeServlet servlet = new FakeServlet(namespace);
         servlet.uri = "/other";
         Object facts = gate.enter(servlet.request, servlet.response);
         servlet.asyncStarted = true;
-        assertFalse(gate.exit(servlet.request, servlet.response, facts,
+        assertTrue(gate.exit(servlet.request, servlet.response, facts,
                 new RateLimitExceededException("api", Duration.ofMillis(1500))));
-        assertEquals(200, servlet.status, "no 429 written");
+        assertEquals(429, servlet.status);
+        assertTrue(servlet.asyncCompleted, "the asynchronous request is completed");
         assertNull(RequestContext.current());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aRejectionOfASynchronousRequestCompletesNothing(String namespace) throws Exception {
+        FakeServlet servlet = new FakeServlet(namespace);
+        servlet.uri = "/other";
+        Object facts = gate.enter(servlet.request, servlet.response);
+        assertTrue(gate.exit(servlet.request, servlet.response, facts,
+                new RateLimitExceededException("api", Duration.ofMillis(1500))));
+        assertFalse(servlet.asyncCompleted);
     }
 
     /**

@@ -63,12 +63,16 @@ class ServletCallsTest {
         assertFalse(calls.isAsyncStarted(request));
         servlet.asyncStarted = true;
         assertTrue(calls.isAsyncStarted(request));
+        Object async = calls.asyncContext(request);
+        assertSame(servlet.asyncContext, async);
+        calls.completeAsync(async);
+        assertTrue(servlet.asyncCompleted);
         assertNull(calls.attribute(request, "k"));
         Object value = new Object();
         calls.setAttribute(request, "k", value);
         assertSame(value, servlet.attributes.get("k"));
         assertSame(value, calls.attribute(request, "k"));
-        assertEquals(14, servlet.requestCalls);
+        assertEquals(15, servlet.requestCalls);
     }
 
     @ParameterizedTest(name = "{0}, {1}")

@@ -386,6 +386,35 @@ class HttpSuiteIT {
         assertEquals(200, app.getFrom(freshAddress(), async).status, "another client has its own key");
         String internalAsync = freshAddress();
         assertEquals(repeat(200, 4), statuses(4, i -> app.getFrom(internalAsync, async, "X-Internal-Token: " + TOKEN)));
+
+        // called on the request's own thread after startAsync: the 429, at once. Nothing else
+        // completes the request: with the 429 written and the exception swallowed, or with the
+        // exception passed on, the container held it until the async timeout of 30 s
+        String inline = app.contextPath() + "/api/async?to=inline";
+        String caller = freshAddress();
+        long completedBefore = asyncCompleted(app);
+        assertEquals(200, app.getFrom(caller, inline).status);
+        long started = System.nanoTime();
+        WebApp.Response afterStartAsync = app.getFrom(caller, inline);
+        long millis = (System.nanoTime() - started) / 1_000_000;
+        System.out.printf("HttpSuiteIT [%s] rejection after startAsync: %d in %d ms%n", container, afterStartAsync.status,
+                millis);
+        assertTrue(millis < 10_000, () -> "the request was held " + millis + " ms: " + afterStartAsync);
+        assertEquals(429, afterStartAsync.status, afterStartAsync::toString);
+        assertTrue(afterStartAsync.body.contains("\"violated-policies\":[\"guarded-call\"]"), afterStartAsync.body);
+        // and the container has ended the request: its asynchronous processing completed, not
+        // left to time out 30 s later (the client had its 429 at once either way)
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (asyncCompleted(app) < completedBefore + 2 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertEquals(completedBefore + 2, asyncCompleted(app), "both asynchronous requests completed within 5 s");
+    }
+
+    private static long asyncCompleted(WebApp app) throws Exception {
+        Matcher m = Pattern.compile("\"asyncCompleted\":(\\d+)").matcher(stats(app));
+        assertTrue(m.find(), () -> "no asyncCompleted in the stats");
+        return Long.parseLong(m.group(1));
     }
 
     static Stream<Arguments> springBoot() {
