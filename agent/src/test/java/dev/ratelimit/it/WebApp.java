@@ -446,12 +446,14 @@ public final class WebApp implements AutoCloseable {
         }
     }
 
-    private static final Pattern STATS = Pattern.compile("\\{\"servletCalls\":(\\d+),\"filterCalls\":(\\d+)}");
+    private static final Pattern STATS = Pattern.compile(
+            "\\{\"servletCalls\":(\\d+),\"filterCalls\":(\\d+),\"asyncCompleted\":(\\d+)}");
 
     /**
      * {@code GET /stats} of the JETTY and TOMCAT fixtures: how often the application's servlets and
      * its filter ran. Each dispatch counts a servlet call (a forward or an async request runs two
-     * servlets); the filter runs once per request (REQUEST dispatches only). /stats is not counted.
+     * servlets); the filter runs once per request (REQUEST dispatches only); and how many
+     * asynchronous requests of {@code /api/async?to=inline} completed. /stats is not counted.
      */
     public Stats stats() {
         if (container == Container.SPRING_BOOT) {
@@ -462,11 +464,11 @@ public final class WebApp implements AutoCloseable {
         if (response.status != 200 || !m.matches()) {
             throw new AssertionError("unexpected /stats answer: " + response + "\n" + output());
         }
-        return new Stats(Long.parseLong(m.group(1)), Long.parseLong(m.group(2)));
+        return new Stats(Long.parseLong(m.group(1)), Long.parseLong(m.group(2)), Long.parseLong(m.group(3)));
     }
 
     /** The fixture application's counters at one moment. */
-    public record Stats(long servletCalls, long filterCalls) {
+    public record Stats(long servletCalls, long filterCalls, long asyncCompleted) {
     }
 
     /** An HTTP response: status, headers (names case-insensitive) and body text. */
