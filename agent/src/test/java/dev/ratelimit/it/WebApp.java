@@ -44,6 +44,8 @@ import java.util.regex.Pattern;
  *       Jetty 12 ee10, context path {@code /}.
  *   <li>{@link Container#TOMCAT}: {@code dev.ratelimit.fixture.tomcat.TomcatApp}, javax.servlet on
  *       Tomcat 9, context path {@code /ctx}.
+ *   <li>{@link Container#UNDERTOW}: {@code dev.ratelimit.fixture.undertow.UndertowApp}, the same
+ *       jakarta.servlet application as Jetty's on Undertow 2.3, context path {@code /uctx}.
  *   <li>{@link Container#SPRING_BOOT}: {@code test-app/target/test-app.jar} (Spring Boot 4 on
  *       embedded Tomcat), context path {@code /}; it has no /stats, /api/forward, /api/include,
  *       /api/boom, /api/async, and its /api/messages is POST only.
@@ -59,6 +61,7 @@ public final class WebApp implements AutoCloseable {
     public enum Container {
         JETTY("dev.ratelimit.fixture.jetty.JettyApp", ""),
         TOMCAT("dev.ratelimit.fixture.tomcat.TomcatApp", "/ctx"),
+        UNDERTOW("dev.ratelimit.fixture.undertow.UndertowApp", "/uctx"),
         SPRING_BOOT(null, "");
 
         private final String mainClass;
@@ -69,7 +72,7 @@ public final class WebApp implements AutoCloseable {
             this.contextPath = contextPath;
         }
 
-        /** The context path the application is deployed at: "/ctx" or "" (root). */
+        /** The context path the application is deployed at: "/ctx", "/uctx" or "" (root). */
         public String contextPath() {
             return contextPath;
         }
@@ -240,9 +243,20 @@ public final class WebApp implements AutoCloseable {
         entries.add(ForkedJvm.applicationClassPath());
         for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
             String e = entry.replace('\\', '/');
-            boolean wanted = container == Container.JETTY
-                    ? e.contains("/org/eclipse/jetty/") || e.contains("/jakarta/servlet/") || e.contains("/org/slf4j/")
-                    : e.contains("/org/apache/tomcat/") || e.contains("/javax/servlet/");
+            boolean wanted;
+            switch (container) {
+                case JETTY:
+                    wanted = e.contains("/org/eclipse/jetty/") || e.contains("/jakarta/servlet/") || e.contains("/org/slf4j/");
+                    break;
+                case UNDERTOW:
+                    wanted = e.contains("/io/undertow/") || e.contains("/org/jboss/") || e.contains("/org/wildfly/")
+                            || e.contains("/io/smallrye/") || e.contains("/jakarta/servlet/")
+                            || e.contains("/jakarta/annotation/");
+                    break;
+                default:
+                    wanted = e.contains("/org/apache/tomcat/") || e.contains("/javax/servlet/");
+                    break;
+            }
             if (wanted) {
                 entries.add(entry);
             }
@@ -261,7 +275,7 @@ public final class WebApp implements AutoCloseable {
         return port;
     }
 
-    /** "/ctx" for TOMCAT, "" otherwise. */
+    /** "/ctx" for TOMCAT, "/uctx" for UNDERTOW, "" otherwise. */
     public String contextPath() {
         return container.contextPath();
     }
@@ -450,7 +464,7 @@ public final class WebApp implements AutoCloseable {
             "\\{\"servletCalls\":(\\d+),\"filterCalls\":(\\d+),\"asyncCompleted\":(\\d+)}");
 
     /**
-     * {@code GET /stats} of the JETTY and TOMCAT fixtures: how often the application's servlets and
+     * {@code GET /stats} of the JETTY, TOMCAT and UNDERTOW fixtures: how often the application's servlets and
      * its filter ran. Each dispatch counts a servlet call (a forward or an async request runs two
      * servlets); the filter runs once per request (REQUEST dispatches only); and how many
      * asynchronous requests of {@code /api/async?to=inline} completed. /stats is not counted.

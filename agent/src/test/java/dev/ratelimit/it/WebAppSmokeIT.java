@@ -45,7 +45,8 @@ class WebAppSmokeIT {
         WebApp app = WebApp.start(container, jdk, rules, Map.of("RATELIMIT_INTERNAL_TOKEN", TOKEN), List.of());
         try (app) {
             assertTrue(app.port() > 0);
-            assertEquals(container == Container.TOMCAT ? "/ctx" : "", app.contextPath());
+            assertEquals(container == Container.TOMCAT ? "/ctx" : container == Container.UNDERTOW ? "/uctx" : "",
+                    app.contextPath());
             assertEquals("http://127.0.0.1:" + app.port() + app.contextPath(), app.base().toString());
 
             Response shop = app.get("/api/domains/shop.example.com");
