@@ -30,7 +30,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * One HTTP suite, run against every container on every JDK: Jetty 12 (jakarta), Tomcat 9
  * (javax, context path /ctx), Undertow 2.3 (jakarta, context path /uctx) and the Spring Boot
- * executable jar of test-app, each in its own JVM
+ * executable jars of test-app (embedded Tomcat) and test-app-jetty (embedded Jetty), each in its own JVM
  * under the agent, over real HTTP on loopback. Every test is its own client: it sends from its
  * own 127.x.y.z source address, or names a client through the trusted proxy 127.0.0.1.
  */
@@ -46,7 +46,8 @@ class HttpSuiteIT {
     }
 
     static Stream<Arguments> servletFixtures() {
-        return Jdks.all().flatMap(jdk -> Stream.of(WebApp.Container.JETTY, WebApp.Container.TOMCAT, WebApp.Container.UNDERTOW)
+        return Jdks.all().flatMap(jdk -> Stream.of(
+                WebApp.Container.JETTY, WebApp.Container.TOMCAT, WebApp.Container.UNDERTOW)
                 .map(c -> Arguments.of(c, jdk)));
     }
 
@@ -417,7 +418,9 @@ class HttpSuiteIT {
     }
 
     static Stream<Arguments> springBoot() {
-        return Jdks.all().map(jdk -> Arguments.of(WebApp.Container.SPRING_BOOT, jdk));
+        return Jdks.all().flatMap(jdk -> Stream.of(
+                WebApp.Container.SPRING_BOOT, WebApp.Container.SPRING_BOOT_JETTY)
+                .map(c -> Arguments.of(c, jdk)));
     }
 
     @ParameterizedTest(name = "{0} on {1}")

@@ -49,6 +49,8 @@ import java.util.regex.Pattern;
  *   <li>{@link Container#SPRING_BOOT}: {@code test-app/target/test-app.jar} (Spring Boot 4 on
  *       embedded Tomcat), context path {@code /}; it has no /stats, /api/forward, /api/include,
  *       /api/boom, /api/async, and its /api/messages is POST only.
+ *   <li>{@link Container#SPRING_BOOT_JETTY}: {@code test-app-jetty/target/test-app-jetty.jar}, the
+ *       same application on Spring Boot's embedded Jetty 12 (ee11), context path {@code /}.
  * </ul>
  *
  * Paths given to {@link #get}, {@link #post} and {@link #request} are relative to {@link #base()}
@@ -59,22 +61,30 @@ import java.util.regex.Pattern;
 public final class WebApp implements AutoCloseable {
     /** The applications the harness can start. */
     public enum Container {
-        JETTY("dev.ratelimit.fixture.jetty.JettyApp", ""),
-        TOMCAT("dev.ratelimit.fixture.tomcat.TomcatApp", "/ctx"),
-        UNDERTOW("dev.ratelimit.fixture.undertow.UndertowApp", "/uctx"),
-        SPRING_BOOT(null, "");
+        JETTY("dev.ratelimit.fixture.jetty.JettyApp", null, ""),
+        TOMCAT("dev.ratelimit.fixture.tomcat.TomcatApp", null, "/ctx"),
+        UNDERTOW("dev.ratelimit.fixture.undertow.UndertowApp", null, "/uctx"),
+        SPRING_BOOT(null, "test-app", ""),
+        SPRING_BOOT_JETTY(null, "test-app-jetty", "");
 
         private final String mainClass;
+        private final String bootModule;
         private final String contextPath;
 
-        Container(String mainClass, String contextPath) {
+        Container(String mainClass, String bootModule, String contextPath) {
             this.mainClass = mainClass;
+            this.bootModule = bootModule;
             this.contextPath = contextPath;
         }
 
         /** The context path the application is deployed at: "/ctx", "/uctx" or "" (root). */
         public String contextPath() {
             return contextPath;
+        }
+
+        /** Whether this is the demo's Spring Boot executable jar (on Tomcat or on Jetty). */
+        public boolean isSpringBoot() {
+            return bootModule != null;
         }
     }
 
@@ -143,9 +153,9 @@ public final class WebApp implements AutoCloseable {
         List<String> command = new ArrayList<>();
         command.add(jdk.resolve("bin/java").toString());
         command.addAll(jvmOptions);
-        if (container == Container.SPRING_BOOT) {
+        if (container.isSpringBoot()) {
             command.add("-jar");
-            command.add(testAppJar().toString());
+            command.add(bootJar(container).toString());
             command.add("--server.port=0");
             command.add("--server.address=127.0.0.1");
         } else {
@@ -196,7 +206,7 @@ public final class WebApp implements AutoCloseable {
         int port = -1;
         while (System.nanoTime() < deadline) {
             String text = Files.readString(out, StandardCharsets.UTF_8);
-            if (container == Container.SPRING_BOOT) {
+            if (container.isSpringBoot()) {
                 Matcher m = BOOT_PORT_LINE.matcher(text);
                 // The port line comes just before the context reports itself started; wait for both.
                 if (m.find() && BOOT_STARTED_LINE.matcher(text).find()) {
@@ -222,14 +232,20 @@ public final class WebApp implements AutoCloseable {
                 + output(out, err));
     }
 
-    /** The test-app jar, built by the test-app module; located next to this (agent) module. */
-    static Path testAppJar() {
-        String configured = System.getProperty("ratelimit.test-app.jar");
+    /**
+     * The executable jar of a Spring Boot container: {@code test-app/target/test-app.jar} or
+     * {@code test-app-jetty/target/test-app-jetty.jar}, built by the module of that name next to
+     * this (agent) module, or the path in the system property {@code ratelimit.<module>.jar}.
+     */
+    static Path bootJar(Container container) {
+        String module = container.bootModule;
+        String configured = System.getProperty("ratelimit." + module + ".jar");
         Path jar = configured != null && !configured.isBlank() ? Path.of(configured)
-                : ForkedJvm.agentJar().getParent().getParent().resolve("../test-app/target/test-app.jar").normalize();
+                : ForkedJvm.agentJar().getParent().getParent()
+                        .resolve("../" + module + "/target/" + module + ".jar").normalize();
         if (!Files.isRegularFile(jar)) {
             throw new IllegalStateException(jar + " does not exist: build the Spring Boot demo first"
-                    + " (mvn -B install -DskipTests from the project root, or mvn -pl test-app package)");
+                    + " (mvn -B install -DskipTests from the project root, or mvn -pl " + module + " package)");
         }
         return jar.toAbsolutePath();
     }
@@ -470,7 +486,7 @@ public final class WebApp implements AutoCloseable {
      * asynchronous requests of {@code /api/async?to=inline} completed. /stats is not counted.
      */
     public Stats stats() {
-        if (container == Container.SPRING_BOOT) {
+        if (container.isSpringBoot()) {
             throw new UnsupportedOperationException("the Spring Boot test-app has no /stats");
         }
         Response response = get("/stats");
