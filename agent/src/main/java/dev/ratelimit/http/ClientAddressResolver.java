@@ -87,7 +87,8 @@ public final class ClientAddressResolver {
         if (chain == null) {
             return peer.key;
         }
-        List<String> entries = xForwardedFor.isEmpty() ? forwardedNodes(chain) : xForwardedForEntries(chain);
+        List<String> entries = !xForwardedFor.isEmpty() ? xForwardedForEntries(chain)
+                : quotesClose(forwarded) ? forwardedNodes(chain) : null;
         byte[] client = entries == null ? null : rightMostUntrusted(entries);
         return client == null ? peer.key : key(client);
     }
@@ -210,6 +211,34 @@ public final class ClientAddressResolver {
         return null;
     }
 
+    /**
+     * Whether every quoted-string opened in a {@code Forwarded} line is closed in that line. A line
+     * ending inside a quoted-string would swallow what the next line, or the rest of the line,
+     * says once the lines are joined: a client sending {@code for=198.18.0.1;x="} would hide the
+     * element its trusted proxy appends, and its own made-up address would become the key.
+     */
+    private static boolean quotesClose(List<String> lines) {
+        for (String line : lines) {
+            if (line != null && insideQuotesAtEnd(line)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean insideQuotesAtEnd(String line) {
+        boolean quoted = false;
+        for (int i = 0; i < line.length(); i++) {
+            char c = line.charAt(i);
+            if (quoted && c == '\\') {
+                i++;
+            } else if (c == '"') {
+                quoted = !quoted;
+            }
+        }
+        return quoted;
+    }
+
     /** All lines joined by commas, or null when they hold more than {@link #MAX_CHAIN_CHARS} characters. */
     private static String joinBounded(List<String> lines) {
         int length = lines.size() - 1;
@@ -236,7 +265,10 @@ public final class ClientAddressResolver {
 
     /**
      * The value of the single {@code for} pair of the element in {@code [from, to)}, unquoted; null
-     * when there is none, more than one, or it is malformed.
+     * when there is none, more than one, or it is malformed, and when any pair of the element holds
+     * a quote that does not make its value one whole quoted-string ({@code x=a"b}, {@code "x"=1}).
+     * Other pairs are otherwise taken as they come: proxies write {@code host=example.com:8080}
+     * unquoted, which RFC 7239 does not allow, and that hides nothing.
      */
     private static String forNode(String chain, int from, int to) {
         String node = null;
@@ -245,6 +277,9 @@ public final class ClientAddressResolver {
             int semicolon = nextSeparator(chain, start, to, ';');
             String pair = trim(chain, start, semicolon);
             int equals = pair.indexOf('=');
+            if (!quotesWellPlaced(pair, equals)) {
+                return null;
+            }
             if (equals == 3 && pair.regionMatches(true, 0, "for", 0, 3)) {
                 if (node != null) {
                     return null;
@@ -257,6 +292,19 @@ public final class ClientAddressResolver {
             start = semicolon + 1;
         }
         return node;
+    }
+
+    /** Whether {@code pair} has no quote, or its value after {@code =} is exactly one quoted-string. */
+    private static boolean quotesWellPlaced(String pair, int equals) {
+        int quote = pair.indexOf('"');
+        if (quote < 0) {
+            return true;
+        }
+        if (equals < 0 || quote < equals) {
+            return false;
+        }
+        String value = trim(pair, equals + 1, pair.length());
+        return !value.isEmpty() && value.charAt(0) == '"' && unquote(value) != null;
     }
 
     /** A token as is, or the content of a quoted-string with its {@code \} escapes undone; null if malformed. */

@@ -301,6 +301,35 @@ class ClientAddressResolverTest {
         assertEquals("10.0.0.1", fwd("10.0.0.1", "for=198.51.100.1", value));
     }
 
+    /**
+     * A client's own Forwarded line left inside a quoted-string would swallow the element its
+     * trusted proxy appends, on the next line or later in the same one, and the client's made-up
+     * address would be the only one left (review of the twenty-first round: 10 requests of 10 passed
+     * a limit of 2, each naming a new address). Such a chain is not believed: the peer is the key.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"for=198.18.0.1;x=\"", "for=198.18.0.1;x=a\"", "for=198.18.0.1;x=\"a\\\"",
+            "for=\"198.18.0.1", "x=\"a\";y=\"", "\"for=198.18.0.1"})
+    void aQuoteLeftOpenCannotSwallowWhatTheProxyAppends(String clientLine) {
+        assertEquals("127.0.0.1", fwd("127.0.0.1", clientLine, "for=203.0.113.7"), "the proxy's own line");
+        assertEquals("127.0.0.1", fwd("127.0.0.1", clientLine + ", for=203.0.113.7"), "appended to the client's line");
+        assertEquals("127.0.0.1", fwd("127.0.0.1", clientLine, "for=203.0.113.7", "for=10.0.0.1"), "two trusted hops");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"for=198.18.0.1;x=a\"b\"", "for=198.18.0.1;\"x\"=1", "for=198.18.0.1;x=\"a\"b",
+            "for=198.18.0.1;x\"y\""})
+    void aPairWithAMisplacedQuoteMakesItsElementGarbage(String element) {
+        assertEquals("127.0.0.1", fwd("127.0.0.1", element));
+        assertEquals("203.0.113.7", fwd("127.0.0.1", element + ", for=203.0.113.7"), "left of the chosen address");
+    }
+
+    @Test
+    void unquotedValuesProxiesWriteAreStillAccepted() {
+        assertEquals("192.0.2.60", fwd("127.0.0.1", "for=192.0.2.60;host=example.com:8080;proto=https"));
+        assertEquals("192.0.2.60", fwd("127.0.0.1", "for=192.0.2.60;secure", "for=10.0.0.1;by=\"[fd00::1]\""));
+    }
+
     @Test
     void forwardedGarbageLeftOfTheChosenAddressDoesNotMatter() {
         assertEquals("192.0.2.43", fwd("127.0.0.1", "for=unknown, for=_x, for=192.0.2.43, for=10.0.0.1"));
