@@ -32,6 +32,12 @@ final class TokenReader {
     private static final Pattern ENV = Pattern.compile("\\$\\{env:([A-Za-z_][A-Za-z0-9_]*)}");
     private static final Pattern FILE = Pattern.compile("\\$\\{file:([^}]+)}");
     private static final Pattern SHA256 = Pattern.compile("sha256:([0-9a-fA-F]{64})");
+    /**
+     * What reads as a digest but is not written {@code sha256:}: {@code SHA256:}, {@code sha-256:},
+     * {@code sha512:}, {@code md5:}. Taken as a literal, such a line would make the digest itself,
+     * public in a file kept in git, the accepted token, and the real token a forged one.
+     */
+    private static final Pattern OTHER_DIGEST = Pattern.compile("(?i)(sha[-_]?[0-9]*|md5):.*");
 
     private final NodeReader reader;
     private final Path baseDir;
@@ -70,6 +76,11 @@ final class TokenReader {
                 return null;
             }
             return TokenSource.fromDigest(decodeHex(digestMatch.group(1)));
+        }
+        if (OTHER_DIGEST.matcher(text).matches()) {
+            errors.add(node, "a digest token is written sha256: (in lower case) and 64 hex digits, the SHA-256 of"
+                    + " the token; no other prefix or digest is accepted");
+            return null;
         }
         if (text.length() < MIN_LITERAL_LENGTH) {
             errors.add(node, "this literal token is too short to be a secret: use at least " + MIN_LITERAL_LENGTH

@@ -197,6 +197,9 @@ class ConfigLoaderTest {
         assertTrue(rules.rule("missing").isEmpty());
     }
 
+    private static final String OTHER_DIGEST = "a digest token is written sha256: (in lower case) and 64 hex"
+            + " digits, the SHA-256 of the token; no other prefix or digest is accepted";
+
     static byte[] sha256(String token) {
         return TokenSource.sha256(token.getBytes(StandardCharsets.UTF_8));
     }
@@ -611,6 +614,9 @@ class ConfigLoaderTest {
                     - sha256:abcd
                     - ${envv:RATELIMIT_INTERNAL_TOKEN}
                     - shortSecret1
+                    - SHA256:5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8
+                    - sha-256:5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8
+                    - md5:5f4dcc3b5aa765d61d8327deb882cf99
                 """);
         assertEquals(List.of(
                 "rules.yaml:5:7: environment variable MISSING_VAR is not set; it must hold the internal token",
@@ -623,7 +629,11 @@ class ConfigLoaderTest {
                 "rules.yaml:11:7: a token starting with '${' must be ${env:NAME} (NAME of letters, digits and _)"
                         + " or ${file:PATH}",
                 "rules.yaml:12:7: this literal token is too short to be a secret: use at least 16 characters,"
-                        + " or better ${env:NAME}, ${file:PATH} or sha256:HEX"), errors);
+                        + " or better ${env:NAME}, ${file:PATH} or sha256:HEX",
+                // before, these three were taken as literal tokens: the public digest was the token
+                "rules.yaml:13:7: " + OTHER_DIGEST,
+                "rules.yaml:14:7: " + OTHER_DIGEST,
+                "rules.yaml:15:7: " + OTHER_DIGEST), errors);
         for (String error : errors) {
             assertFalse(error.contains(FILE_TOKEN), error);
             assertFalse(error.contains(ENV_TOKEN), error);
