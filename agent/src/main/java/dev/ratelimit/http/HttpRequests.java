@@ -158,7 +158,15 @@ public final class HttpRequests implements HttpGate {
                 rule.metrics().countForgedToken();
             }
             boolean exempted = rule.config().exempt() && facts.exempt();
-            long outcome = rule.decide(null, facts);
+            long outcome;
+            try {
+                outcome = rule.decide(null, facts);
+            } catch (Throwable e) {
+                // a key that cannot be read (an application's Principal that throws) lets the
+                // request through this rule alone; the other rules still decide, as for methods
+                RateLimitBridge.agentError("limiting a request", e);
+                continue;
+            }
             if (exempted || rule.config().mode() == Mode.SHADOW || outcome == Outcome.ALLOWED_UNCOUNTED) {
                 continue;
             }

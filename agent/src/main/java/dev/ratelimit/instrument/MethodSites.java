@@ -175,16 +175,18 @@ final class MethodSites implements MethodGate {
     }
 
     /**
-     * One rule's decision. An error inside it (a key getter that throws, say) lets the call
-     * through that rule alone, counted as the bridge counts any error of the agent's: it once
-     * ended the whole decision, and the method's other rules (a global limit beside a keyed one)
-     * let every such call through too.
+     * One rule's decision. An error inside it (a key getter that throws, a key's toString that
+     * overflows the stack) lets the call through that rule alone, counted as the bridge counts any
+     * error of the agent's: it once ended the whole decision, and the method's other rules (a
+     * global limit beside a keyed one) let every such call through too. Any Throwable: the key
+     * runs the application's code, and an Error there (StackOverflowError above all) is as much
+     * that rule's failure as an exception; the bridge would let the whole call through anyway.
      */
     private static long decideOrLetThrough(ActiveRule rule, Object[] arguments, RequestKeys request) {
         try {
             countForged(rule, request);
             return rule.decide(arguments, request);
-        } catch (RuntimeException | LinkageError e) {
+        } catch (Throwable e) {
             RateLimitBridge.agentError("limiting a method call", e);
             return Outcome.ALLOWED_UNCOUNTED;
         }
@@ -250,7 +252,7 @@ final class MethodSites implements MethodGate {
             }
             countForged(rule, request);
             outcome = rule.count(key);
-        } catch (RuntimeException | LinkageError e) {
+        } catch (Throwable e) {
             // as decideOrLetThrough: this rule lets the call through, the others decide
             RateLimitBridge.agentError("limiting a method call", e);
             return Outcome.ALLOWED_UNCOUNTED;

@@ -28,6 +28,8 @@ final class FakeServlet {
     String contextPath = "";
     String remoteAddr = "192.0.2.10";
     String principal;
+    /** The principal's getName() throws this (an application's own Principal can). */
+    Error principalFailure;
     String dispatcherType = "REQUEST";
     boolean committed;
     /** The application called startAsync(). */
@@ -90,7 +92,13 @@ final class FakeServlet {
                 }
                 case "getHeaders":
                     return Collections.enumeration(requestHeaders.getOrDefault(args[0], new ArrayList<>()));
-                case "getUserPrincipal": return principal == null ? null : (Principal) () -> principal;
+                case "getUserPrincipal":
+                    if (principalFailure != null) {
+                        return (Principal) () -> {
+                            throw principalFailure;
+                        };
+                    }
+                    return principal == null ? null : (Principal) () -> principal;
                 case "getDispatcherType": return dispatcherType == null ? null : valueOf(dispatcher, dispatcherType);
                 case "isAsyncStarted": return asyncStarted;
                 case "getAsyncContext": return asyncContext;

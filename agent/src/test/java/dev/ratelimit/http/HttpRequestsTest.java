@@ -244,6 +244,31 @@ class HttpRequestsTest {
         }
     }
 
+    /**
+     * A rule whose key cannot be read (the application's principal throws from getName) lets the
+     * request through that rule alone, counted as an agent error; the other rules that match still
+     * decide. The error once ended the whole decision, and the bridge let every such request
+     * through every rule.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aRuleWhoseKeyFailsLetsTheRequestThroughThatRuleOnly(String namespace) throws Exception {
+        long errors = RateLimitBridge.agentErrors();
+        List<Object> outcomes = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            FakeServlet servlet = new FakeServlet(namespace);
+            servlet.uri = "/api/users/1";
+            servlet.remoteAddr = "192.0.2.30";
+            servlet.principalFailure = new StackOverflowError();
+            outcomes.add(serve(servlet));
+        }
+        assertNotSame(RateLimitBridge.REJECTED, outcomes.get(0));
+        assertNotSame(RateLimitBridge.REJECTED, outcomes.get(1));
+        assertSame(RateLimitBridge.REJECTED, outcomes.get(2), "the client-ip rule still limits");
+        assertEquals(errors + 3, RateLimitBridge.agentErrors(), "each failed key is counted");
+        assertEquals(2, rules.get("api").metrics().allowed());
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
     void aRejectionOfACommittedResponsePassesAndIsCounted(String namespace) throws Exception {

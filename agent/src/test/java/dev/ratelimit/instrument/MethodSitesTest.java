@@ -276,6 +276,48 @@ class MethodSitesTest {
         assertInstanceOf(RateLimitExceededException.class, sites.enter(send, arguments), "the global rule limits");
     }
 
+    /** An argument whose text cannot be made: its toString recurses until the stack overflows. */
+    public static final class Cyclic {
+        @Override
+        public String toString() {
+            return "Cyclic(" + this + ")";
+        }
+    }
+
+    private static final String TEXT_KEYED_THEN_EVERYONE = KEYED_THEN_EVERYONE.replace("key: arg0.name", "key: arg0");
+
+    /**
+     * An Error from the key (a toString that overflows the stack, as a two-way entity's generated
+     * toString does) is a failure of that rule's key too: it lets the call through that rule
+     * alone, and the method's global rule still limits. It once escaped the per-rule catch, and
+     * the bridge let the whole call through, so the global limit of 1 let every call through.
+     */
+    @Test
+    void aRuleWhoseKeyThrowsAnErrorLetsTheCallThroughThatRuleOnly() throws Exception {
+        MethodSites sites = new MethodSites(book(TEXT_KEYED_THEN_EVERYONE));
+        int send = register(sites, "app.Svc", "send", "(Ljava/lang/Object;)V", "Svc", true, false, null);
+        assertFalse(sites.rulesOf(send)[0].nests());
+        long errors = RateLimitBridge.agentErrors();
+        Object[] arguments = {new Cyclic()};
+        assertNull(sites.enter(send, arguments));
+        assertInstanceOf(RateLimitExceededException.class, sites.enter(send, arguments), "the global rule limits");
+        assertEquals(errors + 2, RateLimitBridge.agentErrors());
+    }
+
+    /** The same where the rules can nest. */
+    @Test
+    void aNestingRuleWhoseKeyThrowsAnErrorLetsTheCallThroughThatRuleOnly() throws Exception {
+        MethodSites sites = new MethodSites(book(TEXT_KEYED_THEN_EVERYONE));
+        int send = register(sites, "app.Svc", "send", "(Ljava/lang/Object;)V", "Svc", true, false, null);
+        register(sites, "app.Svc", "send", "(Ljava/lang/Object;I)V", "Svc", true, false, null);
+        assertTrue(sites.rulesOf(send)[0].nests());
+        Object[] arguments = {new Cyclic()};
+        Object scope = sites.enter(send, arguments);
+        assertInstanceOf(CallScope.class, scope, "the global rule counted the call");
+        ((CallScope) scope).close();
+        assertInstanceOf(RateLimitExceededException.class, sites.enter(send, arguments), "the global rule limits");
+    }
+
     /** An argument with a readable key property. */
     public static final class Named {
         private final String name;
