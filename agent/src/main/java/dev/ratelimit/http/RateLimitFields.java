@@ -34,7 +34,7 @@ final class RateLimitFields {
                     ? rule.name()
                     : rule.name() + '-' + dev.ratelimit.config.Durations.format(limit.window());
             policy.append('"').append(policyName).append("\";q=").append(limit.limit())
-                    .append(";w=").append(Math.max(1, limit.window().toSeconds()));
+                    .append(";w=").append(seconds(limit.window().toMillis())); // rounded up: never a faster pace
         }
         this.policy = policy.toString();
         this.itemStart = '"' + rule.name() + "\";r=";
