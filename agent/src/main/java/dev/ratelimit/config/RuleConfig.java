@@ -15,7 +15,14 @@ import java.util.stream.Collectors;
  */
 public final class RuleConfig {
 
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:#$/-]{0,127}");
+    /**
+     * What a Java identifier may hold, less its ignorable control characters (letters and digits of
+     * any script, {@code _}, {@code $} and other connectors and currency signs, combining marks):
+     * an annotated method's default name {@code SimpleClassName#method} must always be a valid
+     * rule name, whatever the class is called ({@code _Legacy}, {@code Überweisung}).
+     */
+    private static final String NAME_CHAR = "\\p{L}\\p{N}\\p{Sc}\\p{Pc}\\p{Mn}\\p{Mc}";
+    private static final Pattern NAME = Pattern.compile("[" + NAME_CHAR + "][" + NAME_CHAR + ".:#/-]{0,254}");
 
     private final String name;
     private final HttpMatch httpMatch;
@@ -67,14 +74,15 @@ public final class RuleConfig {
     }
 
     /**
-     * Checks a rule name: 1 to 128 of {@code A-Z a-z 0-9 . _ : # $ / -}, starting with a letter or digit.
+     * Checks a rule name: 1 to 255 of letters, digits, {@code _ $} (what a Java identifier holds)
+     * and {@code . : # / -}, starting with one of the first kind.
      *
      * @throws IllegalArgumentException with a message for the user
      */
     static void checkName(String name) {
         if (name == null || !NAME.matcher(name).matches()) {
-            throw new IllegalArgumentException("invalid rule name '" + name + "': expected 1 to 128 letters, digits"
-                    + " or . _ : # $ / -, starting with a letter or digit");
+            throw new IllegalArgumentException("invalid rule name '" + name + "': expected 1 to 255 letters, digits"
+                    + " or _ $ . : # / -, starting with a letter, a digit, _ or $");
         }
     }
 

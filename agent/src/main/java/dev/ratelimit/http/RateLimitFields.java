@@ -9,8 +9,11 @@ import java.util.List;
 /**
  * The response fields of draft-ietf-httpapi-ratelimit-headers-11 for one rule, and the RFC 9457
  * problem body of a rejection. Rule names are restricted by the loader to characters that need
- * no escaping in a structured-field string or in JSON; the body escapes a name anyway, since a
- * rejection the application throws itself may carry any.
+ * no escaping in a structured-field string or in JSON, except letters and digits beyond ASCII
+ * (a class named {@code Überweisung}): a structured-field string holds ASCII only, so the fields
+ * give those as the percent-encoded bytes of their UTF-8 ({@code "%C3%9Cberweisung#send"}), which
+ * no name can be confused with ({@code %} is not a name character). The body escapes a name
+ * anyway, since a rejection the application throws itself may carry any.
  *
  * <p>A rule with one limit is one policy named after the rule; a rule with several limits is one
  * policy per limit, named {@code RULE-WINDOW} (e.g. {@code send-1s}, {@code send-1h}).
@@ -30,16 +33,34 @@ final class RateLimitFields {
             if (policy.length() > 0) {
                 policy.append(", ");
             }
-            String policyName = limits.size() == 1
+            String policyName = fieldName(limits.size() == 1
                     ? rule.name()
-                    : rule.name() + '-' + dev.ratelimit.config.Durations.format(limit.window());
+                    : rule.name() + '-' + dev.ratelimit.config.Durations.format(limit.window()));
             policy.append('"').append(policyName).append("\";q=").append(limit.limit())
                     .append(";w=").append(seconds(limit.window().toMillis())); // rounded up: never a faster pace
         }
         this.policy = policy.toString();
-        this.itemStart = '"' + rule.name() + "\";r=";
+        this.itemStart = '"' + fieldName(rule.name()) + "\";r=";
         this.firstWindowMillis = limits.get(0).window().toMillis();
     }
+
+    /** A rule name as a structured-field string's content: as it is, or its non-ASCII characters percent-encoded. */
+    static String fieldName(String name) {
+        if (name.chars().allMatch(c -> c < 0x80)) {
+            return name;
+        }
+        StringBuilder encoded = new StringBuilder(name.length() * 3);
+        for (byte b : name.getBytes(StandardCharsets.UTF_8)) {
+            if (b >= 0) {
+                encoded.append((char) b);
+            } else {
+                encoded.append('%').append(HEX[(b >> 4) & 0xF]).append(HEX[b & 0xF]);
+            }
+        }
+        return encoded.toString();
+    }
+
+    private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
     /** The {@code RateLimit-Policy} items of this rule. */
     String policy() {

@@ -369,8 +369,11 @@ class ConfigLoaderTest {
     void badRuleNames() {
         assertError(rule("limit: 1\nwindow: 1s").replace("name: r", "name: -r"), 3, 11, "invalid rule name '-r'");
         assertError(rule("limit: 1\nwindow: 1s").replace("name: r", "name: a b"), 3, 11, "invalid rule name");
-        assertError(rule("limit: 1\nwindow: 1s").replace("name: r", "name: " + "x".repeat(129)), 3, 11,
-                "1 to 128");
+        assertError(rule("limit: 1\nwindow: 1s").replace("name: r", "name: " + "x".repeat(256)), 3, 11,
+                "1 to 255");
+        assertError(rule("limit: 1\nwindow: 1s").replace("name: r", "name: \"a|b\""), 3, 11, "invalid rule name");
+        assertError(rule("limit: 1\nwindow: 1s").replace("name: r", "name: \"a\uD83D\uDE00\""), 3, 11,
+                "invalid rule name");
         assertError("version: 1\nrules:\n  - limit: 1\n    window: 1s\n", 3, 5, "rule 1 needs a name");
     }
 

@@ -227,6 +227,12 @@ class SchemaAndExamplesTest {
                 Arguments.of("every character a rule name may have",
                         "version: 1\nrules:\n  - name: \"Report.Service_v2:export#run$1/a-b\"\n"
                                 + "    limit: 10\n    window: 1h\n"),
+                Arguments.of("rule names with the characters of Java class names",
+                        "version: 1\nrules:\n  - {name: _Legacy#send, limit: 1, window: 1s}\n"
+                                + "  - {name: \"$Proxy12#invoke\", limit: 1, window: 1s}\n"
+                                + "  - {name: Überweisung#senden, limit: 1, window: 1s}\n"
+                                + "  - {name: 服务#调用, limit: 1, window: 1s}\n"
+                                + "  - {name: " + "n".repeat(255) + ", limit: 1, window: 1s}\n"),
                 Arguments.of("a number as a rule name", "version: 1\nrules:\n  - name: 404\n    limit: 10\n    window: 1h\n"),
                 Arguments.of("every key kind on a method rule",
                         "version: 1\nrules:\n  - name: send\n    match:\n"

@@ -11,9 +11,26 @@ import org.junit.jupiter.params.provider.CsvSource;
 class RateLimitFieldsTest {
 
     private static String policy(String window) throws Exception {
-        return new RateLimitFields(ConfigLoader.parse("version: 1\nrules:\n  - name: a\n"
+        return fields("a", window).policy();
+    }
+
+    private static RateLimitFields fields(String name, String window) throws Exception {
+        return new RateLimitFields(ConfigLoader.parse("version: 1\nrules:\n  - name: \"" + name + "\"\n"
                 + "    match: {http: {path: /api/**}}\n    limit: 3\n    window: " + window + "\n",
-                "rules.yaml", Path.of("."), name -> null).rules().get(0)).policy();
+                "rules.yaml", Path.of("."), n -> null).rules().get(0));
+    }
+
+    /**
+     * A structured-field string holds printable ASCII only: a rule name with letters beyond it
+     * (an annotated method of a class named Überweisung) is given percent-encoded as UTF-8.
+     */
+    @org.junit.jupiter.api.Test
+    void aNameBeyondAsciiIsPercentEncodedInTheFields() throws Exception {
+        RateLimitFields fields = fields("Überweisung#send", "1s");
+        assertEquals("\"%C3%9Cberweisung#send\";q=3;w=1", fields.policy());
+        assertEquals("\"%C3%9Cberweisung#send\";r=0;t=2", fields.rejected(1500));
+        assertEquals("\"_a$b.c:d#e/f-g\";q=3;w=1", fields("_a$b.c:d#e/f-g", "1s").policy(), "ASCII stays as it is");
+        assertEquals("\"%E6%9C%8D%E5%8A%A1%F0%9D%92%9C\";q=3;w=1", fields("服务\uD835\uDC9C", "1s").policy());
     }
 
     /**

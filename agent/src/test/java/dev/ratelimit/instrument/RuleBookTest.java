@@ -78,6 +78,24 @@ class RuleBookTest {
                         + " not limit its calls"), warnings);
     }
 
+    /**
+     * An annotated method's default name is {@code SimpleClassName#method} whatever the class is
+     * called, and its inline rule is made under that name. A class named {@code _Legacy} or
+     * {@code Überweisung}, legal Java, once had its method left unlimited with a warning: the
+     * name did not pass the rule-name check (review of the twenty-first round).
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"_Legacy", "Überweisung", "$Proxy12", "Ωμέγα", "服务",
+            "A" + "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"})
+    void everyJavaClassNameGivesAnInlineRule(String simpleName) throws Exception {
+        RuleSet rules = ConfigLoader.parse("version: 1\nrules: []\n", "r.yaml", Path.of("."), name -> null);
+        RuleBook book = new RuleBook(rules, LimiterFactory.of(rules.store()), null, () -> { });
+        MethodSite site = new MethodSite(1, "app." + simpleName, "send", simpleName, 0, false, false,
+                new MethodSite.AnnotationValues("", 2, "1h", "global"));
+        assertEquals(1, book.rulesFor(site).length, simpleName);
+        assertEquals(simpleName + "#send", book.rulesFor(site)[0].name());
+    }
+
     /** An inline rule does what store.on-error says, as every rule of the file does by default. */
     @Test
     void inlineRulesFollowTheStoresOnError() throws Exception {
