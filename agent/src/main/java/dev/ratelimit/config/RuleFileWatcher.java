@@ -32,6 +32,12 @@ public final class RuleFileWatcher {
 
         /** The file is gone (or unreadable); the previous rules stay in force. */
         void missing();
+
+        /**
+         * The file reported {@link #missing} can be read again and holds the version last looked
+         * at (loaded or refused): nothing to reload, but no longer missing.
+         */
+        void back();
     }
 
     private static final long POLL_MILLIS = 250;
@@ -133,9 +139,13 @@ public final class RuleFileWatcher {
             pending = null;
             return;
         }
+        boolean wasMissing = reportedMissing;
         reportedMissing = false;
         if (Arrays.equals(now, applied)) {
             pending = null;
+            if (wasMissing) {
+                listener.back();
+            }
             return;
         }
         if (!Arrays.equals(now, pending)) {

@@ -24,6 +24,8 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
     private final Path configPath;
     private volatile String lastReloadTime = Instant.now().toString();
     private volatile String lastReloadOutcome;
+    /** The outcome before the file went missing, said again when it is back unchanged. */
+    private volatile String outcomeBeforeMissing;
 
     RuleReloader(AgentInstaller agent, Path configPath) {
         this.agent = agent;
@@ -64,9 +66,18 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
 
     @Override
     public void missing() {
-        record("the rule file is missing or unreadable; the previous rules stay in force");
+        outcomeBeforeMissing = lastReloadOutcome;
+        record(MISSING);
         LOG.log(Level.WARNING, "rate-limit-agent: " + configPath
                 + " is missing or unreadable; the previous rules stay in force until it is back");
+    }
+
+    private static final String MISSING = "the rule file is missing or unreadable; the previous rules stay in force";
+
+    @Override
+    public void back() {
+        record(outcomeBeforeMissing + "; the rule file was missing and is back, unchanged");
+        LOG.log(Level.INFO, "rate-limit-agent: " + configPath + " is back, unchanged; the rules in force stay");
     }
 
     private void record(String outcome) {

@@ -241,6 +241,11 @@ class MalformedRuleFilesIT {
             public void missing() {
                 events.add("missing");
             }
+
+            @Override
+            public void back() {
+                events.add("back");
+            }
         });
         Method poll = RuleFileWatcher.class.getDeclaredMethod("poll");
         poll.setAccessible(true);

@@ -46,6 +46,11 @@ class RuleFileWatcherTest {
             public void missing() {
                 reloaded.completeExceptionally(new AssertionError("missing"));
             }
+
+            @Override
+            public void back() {
+                reloaded.completeExceptionally(new AssertionError("back"));
+            }
         }, baseline).start();
         try {
             assertEquals(7, reloaded.get(10, TimeUnit.SECONDS).rules().get(0).limits().get(0).limit());
@@ -83,6 +88,11 @@ class RuleFileWatcherTest {
             @Override
             public void missing() {
                 applied.completeExceptionally(new AssertionError("missing"));
+            }
+
+            @Override
+            public void back() {
+                applied.completeExceptionally(new AssertionError("back"));
             }
         }, RuleFileWatcher.baseline(file, loaded)).start();
         try {
@@ -135,6 +145,37 @@ class RuleFileWatcherTest {
         public void missing() {
             seen.add("missing");
         }
+
+        @Override
+        public void back() {
+            seen.add("back");
+        }
+    }
+
+    /**
+     * A file that goes missing and comes back with the same bytes (a delete-and-copy deploy) is
+     * said to be back, once: nothing is reloaded, and what reported it missing (the agent MBean's
+     * LastReloadOutcome) hears that it is not any more. It once heard nothing, and reported a
+     * missing rule file until the next real edit (review of the twenty-first round).
+     */
+    @Test
+    void aFileBackWithTheSameBytesIsSaidToBeBackOnce(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("rules.yaml");
+        Files.writeString(file, rules(1));
+        RuleSet loaded = ConfigLoader.load(file);
+        Events events = new Events();
+        RuleFileWatcher watcher = watcher(file, name -> null, loaded, events);
+        poll(watcher, 2);
+        Files.delete(file);
+        poll(watcher, 3);
+        Files.writeString(file, rules(1));
+        poll(watcher, 3);
+        assertEquals(List.of("missing", "back"), events.seen);
+        Files.delete(file);
+        poll(watcher, 2);
+        Files.writeString(file, rules(2));
+        poll(watcher, 3);
+        assertEquals(List.of("missing", "back", "missing", "loaded 2"), events.seen, "back with an edit: loaded");
     }
 
     /**

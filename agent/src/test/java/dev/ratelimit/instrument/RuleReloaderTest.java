@@ -1,0 +1,24 @@
+package dev.ratelimit.instrument;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** What the agent MBean says of the rule file as the watcher reports on it. */
+class RuleReloaderTest {
+
+    /** The outcome before the file went missing is said again, marked, once the file is back unchanged. */
+    @Test
+    void aFileBackUnchangedRestoresTheOutcomeItHadBefore() {
+        RuleReloader reloader = new RuleReloader(null, Path.of("rules.yaml"));
+        reloader.rejected(List.of());
+        String refused = reloader.getLastReloadOutcome();
+        reloader.missing();
+        assertEquals("the rule file is missing or unreadable; the previous rules stay in force",
+                reloader.getLastReloadOutcome());
+        reloader.back();
+        assertEquals(refused + "; the rule file was missing and is back, unchanged", reloader.getLastReloadOutcome());
+    }
+}
