@@ -239,6 +239,10 @@ class SchemaAndExamplesTest {
                                 + "      method: com.example.Outer$Inner#send\n"
                                 + "    key: [client-ip, principal, header:X-Tenant, arg0, arg254.a.b_c.$d]\n"
                                 + "    limit: 5\n    window: 1s\n    on-reject: return-default\n"),
+                Arguments.of("Java names beyond ASCII in a method pattern and a key",
+                        "version: 1\nrules:\n  - name: überweisen\n    match:\n"
+                                + "      method: com.bank.Überweisung#überweisen\n"
+                                + "    key: arg0.empfänger.ñame\n    limit: 5\n    window: 1s\n"),
                 Arguments.of("keys joined in one string",
                         "version: 1\nrules:\n  - name: search\n    match:\n      http:\n        path: /search\n"
                                 + "    key: \"client-ip, header:X-Tenant\"\n    limit: 5\n    window: 1s\n"),
@@ -321,6 +325,14 @@ class SchemaAndExamplesTest {
                 Arguments.of("a redis timeout over 24 days",
                         "version: 1\nstore:\n  redis:\n    uri: redis://h\n    timeout: 25d\n",
                         "must be at most 24d"),
+                // YAML 1.2's core schema reads these as integers, and so the schema sees 1 and 16;
+                // the loader wants a whole number written in decimal digits
+                Arguments.of("a version written in octal", "version: 0o1\nrules: []\n", "this file is version 0o1"),
+                Arguments.of("a version written in hex", "version: 0x1\nrules: []\n", "this file is version 0x1"),
+                Arguments.of("a limit written in hex", rule("limit: 0x10\n    window: 1s\n"),
+                        "limit must be a whole number"),
+                Arguments.of("a limit written in octal", rule("limit: 0o17\n    window: 1s\n"),
+                        "limit must be a whole number"),
                 Arguments.of("a missing environment variable",
                         "version: 1\nexempt:\n  header: X-Internal-Token\n  tokens: [\"${env:NOT_SET_ANYWHERE}\"]\n",
                         "environment variable NOT_SET_ANYWHERE is not set"));
@@ -340,6 +352,10 @@ class SchemaAndExamplesTest {
     static Stream<Arguments> refusedByTheSchemaOnly() {
         return Stream.of(
                 Arguments.of("a duration with a leading zero", rule("limit: 1\n    window: 01s\n")),
+                // YAML reads these as a boolean and a float, which the schema refuses as names;
+                // the loader takes the text as written, as it takes 404
+                Arguments.of("true as a rule name", "version: 1\nrules:\n  - {name: true, limit: 1, window: 1s}\n"),
+                Arguments.of("a decimal as a rule name", "version: 1\nrules:\n  - {name: 1.5, limit: 1, window: 1s}\n"),
                 Arguments.of("a redis uri entirely from the environment",
                         "version: 1\nstore:\n  type: redis\n  redis:\n    uri: ${env:REDIS_URL}\n"));
     }
