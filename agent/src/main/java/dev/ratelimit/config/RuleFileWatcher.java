@@ -139,11 +139,12 @@ public final class RuleFileWatcher {
             pending = null;
             return;
         }
-        boolean wasMissing = reportedMissing;
-        reportedMissing = false;
+        // "missing" stands until a version is settled (loaded, refused, or back as it was): a
+        // first read that catches the returning file half-written settles nothing
         if (Arrays.equals(now, applied)) {
             pending = null;
-            if (wasMissing) {
+            if (reportedMissing) {
+                reportedMissing = false;
                 listener.back();
             }
             return;
@@ -153,6 +154,7 @@ public final class RuleFileWatcher {
             return;
         }
         pending = null;
+        reportedMissing = false;
         // The version loaded is the content read above, and what is compared from now on is
         // that content's digest: an edit saved while this one is read is seen at the next poll.
         byte[] read = TokenSource.sha256(content);

@@ -24,8 +24,8 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
     private final Path configPath;
     private volatile String lastReloadTime = Instant.now().toString();
     private volatile String lastReloadOutcome;
-    /** The outcome before the file went missing, said again when it is back unchanged. */
-    private volatile String outcomeBeforeMissing;
+    /** The outcome of the version last settled (started, loaded, refused), said again when the file is back unchanged. */
+    private volatile String settledOutcome;
 
     RuleReloader(AgentInstaller agent, Path configPath) {
         this.agent = agent;
@@ -39,6 +39,7 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
      */
     void watch(RuleSet current, byte[] baseline) {
         lastReloadOutcome = "started with " + current.rules().size() + " rules";
+        settledOutcome = lastReloadOutcome;
         new RuleFileWatcher(configPath, System::getenv, current, this, baseline).start();
     }
 
@@ -49,24 +50,23 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
             agent.apply(rules);
         } catch (RuntimeException e) {
             RateLimitBridge.agentError("applying reloaded rules", e);
-            record("reload failed inside the agent (" + e + "); the previous rules stay in force");
+            settle("reload failed inside the agent (" + e + "); the previous rules stay in force");
             return;
         }
-        record("loaded " + rules.rules().size() + " rules");
+        settle("loaded " + rules.rules().size() + " rules");
         LOG.log(Level.INFO, "rate-limit-agent: reloaded " + configPath + " in "
                 + (System.nanoTime() - started) / 1_000_000 + " ms: " + agent.rules().describe());
     }
 
     @Override
     public void rejected(List<ConfigError> errors) {
-        record("invalid (" + errors.size() + " errors); the previous rules stay in force");
+        settle("invalid (" + errors.size() + " errors); the previous rules stay in force");
         LOG.log(Level.ERROR, "rate-limit-agent: the edited rule file is invalid; the previous rules stay in force:\n"
                 + errors.stream().map(ConfigError::format).collect(Collectors.joining("\n")));
     }
 
     @Override
     public void missing() {
-        outcomeBeforeMissing = lastReloadOutcome;
         record(MISSING);
         LOG.log(Level.WARNING, "rate-limit-agent: " + configPath
                 + " is missing or unreadable; the previous rules stay in force until it is back");
@@ -76,8 +76,13 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
 
     @Override
     public void back() {
-        record(outcomeBeforeMissing + "; the rule file was missing and is back, unchanged");
+        record(settledOutcome + "; the rule file was missing and is back, unchanged");
         LOG.log(Level.INFO, "rate-limit-agent: " + configPath + " is back, unchanged; the rules in force stay");
+    }
+
+    private void settle(String outcome) {
+        settledOutcome = outcome;
+        record(outcome);
     }
 
     private void record(String outcome) {

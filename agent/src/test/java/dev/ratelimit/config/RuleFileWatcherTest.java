@@ -178,6 +178,23 @@ class RuleFileWatcherTest {
         assertEquals(List.of("missing", "back", "missing", "loaded 2"), events.seen, "back with an edit: loaded");
     }
 
+    /** The first look at the returning file catches it half-written (a copy under way): still back, once. */
+    @Test
+    void aFileCaughtHalfWrittenOnItsWayBackIsStillSaidToBeBack(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("rules.yaml");
+        Files.writeString(file, rules(1));
+        RuleSet loaded = ConfigLoader.load(file);
+        Events events = new Events();
+        RuleFileWatcher watcher = watcher(file, name -> null, loaded, events);
+        Files.delete(file);
+        poll(watcher, 2);
+        Files.writeString(file, rules(1).substring(0, 20));
+        poll(watcher, 1);
+        Files.writeString(file, rules(1));
+        poll(watcher, 4);
+        assertEquals(List.of("missing", "back"), events.seen);
+    }
+
     /**
      * An edit saved while the watcher reads the version before it is loaded at a later poll. The
      * watcher once took its digest of the file after loading, so the edit looked applied and was

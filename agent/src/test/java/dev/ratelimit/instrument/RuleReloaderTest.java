@@ -20,5 +20,11 @@ class RuleReloaderTest {
                 reloader.getLastReloadOutcome());
         reloader.back();
         assertEquals(refused + "; the rule file was missing and is back, unchanged", reloader.getLastReloadOutcome());
+        // a file that keeps going and coming back is said to be back once, not once per return
+        for (int i = 0; i < 3; i++) {
+            reloader.missing();
+            reloader.back();
+        }
+        assertEquals(refused + "; the rule file was missing and is back, unchanged", reloader.getLastReloadOutcome());
     }
 }
