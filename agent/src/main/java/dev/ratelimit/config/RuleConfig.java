@@ -17,12 +17,14 @@ public final class RuleConfig {
 
     /**
      * What a Java identifier may hold, less its ignorable control characters (letters and digits of
-     * any script, {@code _}, {@code $} and other connectors and currency signs, combining marks):
+     * any script, {@code _}, {@code $} and other connectors and currency signs; combining marks
+     * after the first character):
      * an annotated method's default name {@code SimpleClassName#method} must always be a valid
      * rule name, whatever the class is called ({@code _Legacy}, {@code Überweisung}).
      */
-    private static final String NAME_CHAR = "\\p{L}\\p{N}\\p{Sc}\\p{Pc}\\p{Mn}\\p{Mc}";
-    private static final Pattern NAME = Pattern.compile("[" + NAME_CHAR + "][" + NAME_CHAR + ".:#/-]{0,254}");
+    private static final String NAME_START = "\\p{L}\\p{N}\\p{Sc}\\p{Pc}";
+    private static final Pattern NAME =
+            Pattern.compile("[" + NAME_START + "][" + NAME_START + "\\p{Mn}\\p{Mc}.:#/-]{0,254}");
 
     private final String name;
     private final HttpMatch httpMatch;

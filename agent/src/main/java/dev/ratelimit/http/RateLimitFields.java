@@ -12,8 +12,9 @@ import java.util.List;
  * no escaping in a structured-field string or in JSON, except letters and digits beyond ASCII
  * (a class named {@code Überweisung}): a structured-field string holds ASCII only, so the fields
  * give those as the percent-encoded bytes of their UTF-8 ({@code "%C3%9Cberweisung#send"}), which
- * no name can be confused with ({@code %} is not a name character). The body escapes a name
- * anyway, since a rejection the application throws itself may carry any.
+ * no name can be confused with ({@code %} is not a name character); the body's
+ * {@code violated-policies} names them the same way, so a client can match the two. The body
+ * escapes a name anyway, since a rejection the application throws itself may carry any.
  *
  * <p>A rule with one limit is one policy named after the rule; a rule with several limits is one
  * policy per limit, named {@code RULE-WINDOW} (e.g. {@code send-1s}, {@code send-1h}).
@@ -100,7 +101,7 @@ final class RateLimitFields {
                 .append("\"violated-policies\":[");
         for (int i = 0; i < violated.size(); i++) {
             json.append(i == 0 ? "" : ",");
-            jsonString(json, violated.get(i));
+            jsonString(json, fieldName(violated.get(i))); // as RateLimit-Policy names it
         }
         json.append("]}");
         return json.toString().getBytes(StandardCharsets.UTF_8);

@@ -372,6 +372,8 @@ class ConfigLoaderTest {
         assertError(rule("limit: 1\nwindow: 1s").replace("name: r", "name: " + "x".repeat(256)), 3, 11,
                 "1 to 255");
         assertError(rule("limit: 1\nwindow: 1s").replace("name: r", "name: \"a|b\""), 3, 11, "invalid rule name");
+        assertError(rule("limit: 1\nwindow: 1s").replace("name: r", "name: \"\u0301send\""), 3, 11,
+                "invalid rule name");
         assertError(rule("limit: 1\nwindow: 1s").replace("name: r", "name: \"a\uD83D\uDE00\""), 3, 11,
                 "invalid rule name");
         assertError("version: 1\nrules:\n  - limit: 1\n    window: 1s\n", 3, 5, "rule 1 needs a name");

@@ -230,8 +230,6 @@ class SchemaAndExamplesTest {
                 Arguments.of("rule names with the characters of Java class names",
                         "version: 1\nrules:\n  - {name: _Legacy#send, limit: 1, window: 1s}\n"
                                 + "  - {name: \"$Proxy12#invoke\", limit: 1, window: 1s}\n"
-                                + "  - {name: Überweisung#senden, limit: 1, window: 1s}\n"
-                                + "  - {name: 服务#调用, limit: 1, window: 1s}\n"
                                 + "  - {name: " + "n".repeat(255) + ", limit: 1, window: 1s}\n"),
                 Arguments.of("a number as a rule name", "version: 1\nrules:\n  - name: 404\n    limit: 10\n    window: 1h\n"),
                 Arguments.of("every key kind on a method rule",
@@ -239,10 +237,6 @@ class SchemaAndExamplesTest {
                                 + "      method: com.example.Outer$Inner#send\n"
                                 + "    key: [client-ip, principal, header:X-Tenant, arg0, arg254.a.b_c.$d]\n"
                                 + "    limit: 5\n    window: 1s\n    on-reject: return-default\n"),
-                Arguments.of("Java names beyond ASCII in a method pattern and a key",
-                        "version: 1\nrules:\n  - name: überweisen\n    match:\n"
-                                + "      method: com.bank.Überweisung#überweisen\n"
-                                + "    key: arg0.empfänger.ñame\n    limit: 5\n    window: 1s\n"),
                 Arguments.of("keys joined in one string",
                         "version: 1\nrules:\n  - name: search\n    match:\n      http:\n        path: /search\n"
                                 + "    key: \"client-ip, header:X-Tenant\"\n    limit: 5\n    window: 1s\n"),
@@ -354,6 +348,13 @@ class SchemaAndExamplesTest {
                 Arguments.of("a duration with a leading zero", rule("limit: 1\n    window: 01s\n")),
                 // YAML reads these as a boolean and a float, which the schema refuses as names;
                 // the loader takes the text as written, as it takes 404
+                // the schema's patterns are ASCII: \\p{L} is not portable (Python's re refuses it,
+                // ECMAScript without the u flag reads it as 'p')
+                Arguments.of("Java names beyond ASCII in a rule name, a method pattern and a key",
+                        "version: 1\nrules:\n  - name: Überweisung#überweisen\n    match:\n"
+                                + "      method: com.bank.Überweisung#überweisen\n"
+                                + "    key: arg0.empfänger.ñame\n    limit: 5\n    window: 1s\n"),
+                Arguments.of("a rule name in another script", "version: 1\nrules:\n  - {name: 服务#调用, limit: 1, window: 1s}\n"),
                 Arguments.of("true as a rule name", "version: 1\nrules:\n  - {name: true, limit: 1, window: 1s}\n"),
                 Arguments.of("a decimal as a rule name", "version: 1\nrules:\n  - {name: 1.5, limit: 1, window: 1s}\n"),
                 Arguments.of("a redis uri entirely from the environment",

@@ -30,6 +30,10 @@ class RateLimitFieldsTest {
         assertEquals("\"%C3%9Cberweisung#send\";q=3;w=1", fields.policy());
         assertEquals("\"%C3%9Cberweisung#send\";r=0;t=2", fields.rejected(1500));
         assertEquals("\"_a$b.c:d#e/f-g\";q=3;w=1", fields("_a$b.c:d#e/f-g", "1s").policy(), "ASCII stays as it is");
+        String body = new String(RateLimitFields.problem(java.util.List.of("Überweisung#send"), 2),
+                java.nio.charset.StandardCharsets.UTF_8);
+        org.junit.jupiter.api.Assertions.assertTrue(body.contains("\"violated-policies\":[\"%C3%9Cberweisung#send\"]"),
+                "the body names the policy as the fields do: " + body);
         assertEquals("\"%E6%9C%8D%E5%8A%A1%F0%9D%92%9C\";q=3;w=1", fields("服务\uD835\uDC9C", "1s").policy());
     }
 
