@@ -33,11 +33,16 @@ final class TokenReader {
     private static final Pattern FILE = Pattern.compile("\\$\\{file:([^}]+)}");
     private static final Pattern SHA256 = Pattern.compile("sha256:([0-9a-fA-F]{64})");
     /**
-     * What reads as a digest but is not written {@code sha256:}: {@code SHA256:}, {@code sha-256:},
-     * {@code sha512:}, {@code md5:}. Taken as a literal, such a line would make the digest itself,
-     * public in a file kept in git, the accepted token, and the real token a forged one.
+     * The start of what reads as a digest: {@code sha256:} and its other spellings ({@code SHA256:},
+     * {@code sha-256:}, {@code sha256=}, Subresource Integrity's {@code sha256-}, LDAP's
+     * {@code {SHA256}}), other SHA-2 and SHA-3 sizes, SHA-1, MD5. Taken as a literal, or from the
+     * environment or a file, such a token would make the digest itself, public in a file kept in
+     * git, the accepted token, and the real token a forged one. Only {@code sha256:} followed by 64
+     * hex digits, written in the rule file itself, is a digest token.
      */
-    private static final Pattern OTHER_DIGEST = Pattern.compile("(?i)(sha[-_]?[0-9]*|md5):.*");
+    private static final Pattern DIGEST_LIKE = Pattern.compile(
+            "(?i)(?:(?:sha[-_]?(?:1|224|256|384|512)|sha3[-_](?:224|256|384|512)|sha512/(?:224|256)|md5)[:=-]"
+                    + "|\\{s?(?:sha(?:1|224|256|384|512)?|md5)})");
 
     private final NodeReader reader;
     private final Path baseDir;
@@ -77,7 +82,7 @@ final class TokenReader {
             }
             return TokenSource.fromDigest(decodeHex(digestMatch.group(1)));
         }
-        if (OTHER_DIGEST.matcher(text).matches()) {
+        if (looksLikeDigest(text)) {
             errors.add(node, "a digest token is written sha256: (in lower case) and 64 hex digits, the SHA-256 of"
                     + " the token; no other prefix or digest is accepted");
             return null;
@@ -108,6 +113,10 @@ final class TokenReader {
         try {
             if (!isHeaderSafe(token)) {
                 reader.errors().add(node, "the token in environment variable " + name + " " + HEADER_UNSAFE);
+                return null;
+            }
+            if (looksLikeDigest(new AsciiView(token))) {
+                reader.errors().add(node, "the token in environment variable " + name + " " + DIGEST_NOT_TOKEN);
                 return null;
             }
             return TokenSource.fromEnvironment(name, token);
@@ -169,9 +178,58 @@ final class TokenReader {
                 errors.add(node, "the token in file " + written + " " + HEADER_UNSAFE);
                 return null;
             }
+            if (looksLikeDigest(new AsciiView(token))) {
+                errors.add(node, "the token in file " + written + " " + DIGEST_NOT_TOKEN);
+                return null;
+            }
             return TokenSource.fromFile(written, token);
         } finally {
             Arrays.fill(token, (byte) 0);
+        }
+    }
+
+    private static final String DIGEST_NOT_TOKEN = "starts like a digest; the environment or a file holds the token"
+            + " itself (a digest is written sha256:HEX in the rule file)";
+
+    /** Whether {@code text} starts like a digest ({@link #DIGEST_LIKE}). */
+    private static boolean looksLikeDigest(CharSequence text) {
+        return DIGEST_LIKE.matcher(text).lookingAt();
+    }
+
+    /** Visible ASCII bytes read as characters, without copying a secret into a String. */
+    private static final class AsciiView implements CharSequence {
+        private final byte[] bytes;
+        private final int from;
+        private final int to;
+
+        AsciiView(byte[] bytes) {
+            this(bytes, 0, bytes.length);
+        }
+
+        private AsciiView(byte[] bytes, int from, int to) {
+            this.bytes = bytes;
+            this.from = from;
+            this.to = to;
+        }
+
+        @Override
+        public int length() {
+            return to - from;
+        }
+
+        @Override
+        public char charAt(int index) {
+            return (char) bytes[from + index];
+        }
+
+        @Override
+        public CharSequence subSequence(int start, int end) {
+            return new AsciiView(bytes, from + start, from + end);
+        }
+
+        @Override
+        public String toString() {
+            return "(a token)";
         }
     }
 

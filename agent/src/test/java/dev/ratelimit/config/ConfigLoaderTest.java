@@ -622,6 +622,10 @@ class ConfigLoaderTest {
                     - SHA256:5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8
                     - sha-256:5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8
                     - md5:5f4dcc3b5aa765d61d8327deb882cf99
+                    - sha256=5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8
+                    - sha256-XohImNooBHFR0OVvjcYpJ3NgPQ1qq73WKhHvch0VQtg=
+                    - "{SHA256}5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8"
+                    - sha3-256:5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8
                 """);
         assertEquals(List.of(
                 "rules.yaml:5:7: environment variable MISSING_VAR is not set; it must hold the internal token",
@@ -638,11 +642,40 @@ class ConfigLoaderTest {
                 // before, these three were taken as literal tokens: the public digest was the token
                 "rules.yaml:13:7: " + OTHER_DIGEST,
                 "rules.yaml:14:7: " + OTHER_DIGEST,
-                "rules.yaml:15:7: " + OTHER_DIGEST), errors);
+                "rules.yaml:15:7: " + OTHER_DIGEST,
+                "rules.yaml:16:7: " + OTHER_DIGEST,
+                "rules.yaml:17:7: " + OTHER_DIGEST,
+                "rules.yaml:18:7: " + OTHER_DIGEST,
+                "rules.yaml:19:7: " + OTHER_DIGEST), errors);
         for (String error : errors) {
             assertFalse(error.contains(FILE_TOKEN), error);
             assertFalse(error.contains(ENV_TOKEN), error);
             assertFalse(error.contains("shortSecret1"), error);
+        }
+    }
+
+    /**
+     * A digest in the environment or in a token file is refused too: those hold the token itself,
+     * and a digest there (a manifest kept in git) would make the public digest the token. Tokens
+     * that only start with the same letters are still tokens.
+     */
+    @Test
+    void aDigestFromTheEnvironmentOrAFileIsNotAToken() throws Exception {
+        String digest = "sha256:5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8";
+        Files.writeString(dir.resolve("token"), "SHA256:" + digest.substring(7) + "\n");
+        ConfigException refused = assertThrows(ConfigException.class, () -> ConfigLoader.parse(
+                "version: 1\nexempt:\n  header: X-T\n  tokens:\n    - ${env:T}\n    - ${file:token}\n",
+                "rules.yaml", dir, Map.of("T", digest)::get));
+        assertEquals(List.of(
+                "rules.yaml:5:7: the token in environment variable T starts like a digest; the environment or a file"
+                        + " holds the token itself (a digest is written sha256:HEX in the rule file)",
+                "rules.yaml:6:7: the token in file token starts like a digest; the environment or a file holds the"
+                        + " token itself (a digest is written sha256:HEX in the rule file)"),
+                refused.errors().stream().map(ConfigError::format).collect(java.util.stream.Collectors.toList()));
+        for (String token : List.of("shared-secret-0123456789", "sha256secret0123456789", "md5sum-is-not-it-0123",
+                "Shad0w:0123456789abcdef", "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8")) {
+            ConfigLoader.parse("version: 1\nexempt:\n  header: X-T\n  tokens:\n    - ${env:T}\n    - " + token + "\n",
+                    "rules.yaml", dir, Map.of("T", token)::get);
         }
     }
 
