@@ -15,7 +15,7 @@ import java.util.List;
  * every limit of the rule atomically on the server, and the numbers it returns decide, through
  * the same {@link Decisions} as the local store.
  *
- * <p>Keys: {@code PREFIX{RULE:KEY}:ALGORITHM:WINDOW}. The braces are a Redis Cluster hash tag, so
+ * <p>Keys: {@code PREFIX{RULE|KEY}:ALGORITHM:WINDOW}. The braces are a Redis Cluster hash tag, so
  * all limits of one rule and key live in one slot and one script may touch them together.
  */
 public final class RedisLimiter implements Limiter {

@@ -2,16 +2,14 @@ package dev.ratelimit.it;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Set;
 import java.util.stream.Stream;
 
 /**
  * The JDKs the forked-JVM tests run the agent on: the one running the tests, and those listed in
- * the {@code ratelimit.test.jdks} property or the {@code RATELIMIT_TEST_JDKS} variable
- * (comma-separated JDK homes). A listed JDK that does not exist fails the tests: a JDK silently
+ * the {@code ratelimit.test.jdks} property (comma-separated JDK homes), which the build sets from
+ * its default, the {@code RATELIMIT_TEST_JDKS} variable, or {@code -Dratelimit.test.jdks}. A listed JDK that does not exist fails the tests: a JDK silently
  * left out would be a test that did not run.
  */
 public final class Jdks {
@@ -21,14 +19,10 @@ public final class Jdks {
     public static Stream<Path> all() {
         Set<Path> homes = new LinkedHashSet<>();
         homes.add(Path.of(System.getProperty("java.home")));
-        List<String> listed = new ArrayList<>();
+        // the build passes the property: its default, replaced by RATELIMIT_TEST_JDKS when that is
+        // set, and by -Dratelimit.test.jdks given to Maven over both
         String property = System.getProperty("ratelimit.test.jdks", "");
-        String env = System.getenv("RATELIMIT_TEST_JDKS");
-        listed.addAll(List.of(property.split(",")));
-        if (env != null) {
-            listed.addAll(List.of(env.split(",")));
-        }
-        for (String entry : listed) {
+        for (String entry : property.split(",")) {
             if (entry.isBlank()) {
                 continue;
             }
