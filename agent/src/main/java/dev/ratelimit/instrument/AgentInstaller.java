@@ -137,6 +137,7 @@ public final class AgentInstaller {
         // while the application starts, behind the gate (see StartupGate)
         byte[] baseline = RuleFileWatcher.baseline(configPath, ruleSet);
         StartupGate gate = new StartupGate(ruleSet, AgentInstaller.class.getClassLoader());
+        gate.neverWaits(jdkServices);
         gate.register(instrumentation);
         gate.startBuilding(() -> {
             try {

@@ -36,9 +36,10 @@ import java.util.function.Predicate;
  * the transformer; the gate stays registered as its only entry (retransformations of a reload
  * come through it too).
  *
- * <p>The background thread never waits on the gate (nor does any class of the agent's own loader
- * or of the bootstrap loader, which the transformer ignores anyway): a class it loads that might
- * need advice is defined as it is and retransformed once the transformer is ready. A wait is
+ * <p>The background thread never waits on the gate, nor does the agent's JDK-services thread,
+ * which it waits for (nor does any class of the agent's own loader or of the bootstrap loader,
+ * which the transformer ignores anyway): a class they load that might need advice is defined as
+ * it is and retransformed once the transformer is ready. A wait is
  * bounded by {@link #MAX_WAIT_MILLIS} so that a cycle we cannot foresee (a class loaded inside a
  * static initializer the background thread also needs) costs a delay, not a hang: such a class
  * is retransformed the same way. So are the classes already loaded when the gate was registered
@@ -62,6 +63,8 @@ final class StartupGate implements ClassFileTransformer {
     private volatile ClassFileTransformer transformer;
     private volatile boolean failed;
     private volatile Thread builder;
+    /** The agent's JDK-services thread, which the start thread waits for: it never waits either. */
+    private volatile Thread services;
 
     StartupGate(RuleSet rules, ClassLoader agentLoader) {
         this(rules, agentLoader, MAX_WAIT_MILLIS);
@@ -116,6 +119,17 @@ final class StartupGate implements ClassFileTransformer {
                 loadedBefore.add(type);
             }
         }
+    }
+
+    /**
+     * {@code thread} never waits here, as the start thread does not: the start thread waits for
+     * it. It starts {@code java.util.logging}, which runs the application's logging configuration
+     * ({@code java.util.logging.config.class}, handlers): a class that loads there and might need
+     * advice is defined as it is and retransformed when the transformer is ready. Had it waited,
+     * the two threads would wait on each other until the wait's bound.
+     */
+    void neverWaits(Thread thread) {
+        services = thread;
     }
 
     /** Runs {@code build} on a daemon thread; it ends with {@link #open} or {@link #fail}. */
@@ -233,8 +247,10 @@ final class StartupGate implements ClassFileTransformer {
             if (failed || !ClassPrefilter.worthALook(internalName, classFile, namedByRules)) {
                 return null;
             }
-            if (Thread.currentThread() == builder) {
-                // never wait on ourselves: defined as it is, retransformed when ready
+            Thread current = Thread.currentThread();
+            if (current == builder || current == services) {
+                // never wait on ourselves, nor on a thread we wait for: defined as it is,
+                // retransformed when ready
                 escape(loader, internalName);
                 return null;
             }
