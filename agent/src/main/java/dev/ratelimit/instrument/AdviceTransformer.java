@@ -129,8 +129,27 @@ final class AdviceTransformer implements ClassFileTransformer {
                 || internalName.startsWith("dev/ratelimit/bootstrap/")
                 || internalName.startsWith("dev/ratelimit/shaded/")
                 || internalName.contains("$$")
-                || internalName.contains("$Proxy")
+                || isJdkProxy(internalName)
                 || internalName.contains("$ByteBuddy$");
+    }
+
+    /**
+     * A proxy class of {@code java.lang.reflect.Proxy}: {@code $Proxy} and a number, in the package
+     * of a non-public interface it implements when not in {@code jdk.proxyN}. Not any name holding
+     * {@code $Proxy}: a nested class such as {@code Gateway$ProxyService} is the application's own,
+     * and was once left unwoven without a word (review of the twenty-first round).
+     */
+    static boolean isJdkProxy(String internalName) {
+        int simple = internalName.lastIndexOf('/') + 1;
+        if (!internalName.startsWith("$Proxy", simple) || internalName.length() == simple + 6) {
+            return false;
+        }
+        for (int i = simple + 6; i < internalName.length(); i++) {
+            if (internalName.charAt(i) < '0' || internalName.charAt(i) > '9') {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether the class needs a parse at all (it can be instrumented and the prefilter says so). */

@@ -179,6 +179,12 @@ class AdviceTransformerTest {
         assertTrue(transformer.ignored(AdviceTransformer.class.getClassLoader(), "com/example/Service"), "the agent's loader");
         assertTrue(transformer.ignored(null, "com/example/Service"), "the bootstrap loader");
         assertFalse(transformer.ignored(application, "com/example/Service"));
+        // the application's own classes whose names only contain $Proxy are woven
+        assertFalse(transformer.ignored(application, "com/example/Gateway$ProxyService"));
+        assertFalse(transformer.ignored(application, "com/example/Outer$ProxyClient"));
+        assertFalse(transformer.ignored(application, "com/example/$ProxyFactory"));
+        assertFalse(transformer.ignored(application, "com/example/$Proxy"));
+        assertTrue(transformer.ignored(application, "$Proxy3"), "a proxy in the unnamed package");
     }
 
     @Test
