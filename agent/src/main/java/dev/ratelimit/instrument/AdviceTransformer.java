@@ -195,6 +195,9 @@ final class AdviceTransformer implements ClassFileTransformer {
             if (type.isSynthetic()) {
                 return null;
             }
+            if (redefined != null) {
+                type = asFirstDefined(type, name, loader);
+            }
             boolean limited = limitedTypes.matches(type);
             boolean servlet = servletTypes.matches(type);
             if (!limited && !servlet) {
@@ -220,6 +223,41 @@ final class AdviceTransformer implements ClassFileTransformer {
                 busy.remove();
             }
         }
+    }
+
+    /**
+     * For a retransformation: the class as its loader's class file describes it, when that declares
+     * the same methods as the class file the JVM rebuilt, else {@code rebuilt}. The JVM's rebuilt
+     * class file keeps only annotations of runtime retention, so an application's own
+     * {@code RateLimited} declared without {@code @Retention} (class retention, Java's default)
+     * would be lost on a class loaded before the agent could weave it (an attach, another agent's
+     * premain) and its methods would run unlimited (review of the twenty-first round). The weave
+     * itself still reads the rebuilt class file.
+     */
+    private TypeDescription asFirstDefined(TypeDescription rebuilt, String name, ClassLoader loader) {
+        try {
+            ClassFileLocator.Resolution original = ClassFileLocator.ForClassLoader.of(loader).locate(name);
+            if (!original.isResolved()) {
+                return rebuilt;
+            }
+            ClassFileLocator locator = new ClassFileLocator.Compound(
+                    ClassFileLocator.Simple.of(name, original.resolve()),
+                    ClassFileLocator.ForClassLoader.of(loader),
+                    agentClassFiles);
+            TypeDescription first = new TypePool.Default.WithLazyResolution(TypePool.CacheProvider.Simple.withObjectType(),
+                    locator, TypePool.Default.ReaderMode.FAST).describe(name).resolve();
+            return signatures(first).equals(signatures(rebuilt)) ? first : rebuilt;
+        } catch (java.io.IOException | RuntimeException unreadable) {
+            return rebuilt;
+        }
+    }
+
+    private static Set<MethodDescription.SignatureToken> signatures(TypeDescription type) {
+        Set<MethodDescription.SignatureToken> tokens = new java.util.HashSet<>();
+        for (MethodDescription.InDefinedShape method : type.getDeclaredMethods()) {
+            tokens.add(method.asSignatureToken());
+        }
+        return tokens;
     }
 
     /**
