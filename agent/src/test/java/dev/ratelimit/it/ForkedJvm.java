@@ -41,6 +41,20 @@ public final class ForkedJvm {
         return String.join(File.pathSeparator, entries);
     }
 
+    /**
+     * Writes {@code jar}, an agent jar that is only a manifest naming {@code premainClass}: the
+     * class itself comes from the application class path, as in {@code -javaagent:jar -cp classes}.
+     */
+    public static Path manifestOnlyAgent(Path jar, String premainClass) throws IOException {
+        java.util.jar.Manifest manifest = new java.util.jar.Manifest();
+        manifest.getMainAttributes().put(java.util.jar.Attributes.Name.MANIFEST_VERSION, "1.0");
+        manifest.getMainAttributes().putValue("Premain-Class", premainClass);
+        try (java.util.jar.JarOutputStream out = new java.util.jar.JarOutputStream(Files.newOutputStream(jar), manifest)) {
+            out.flush();
+        }
+        return jar;
+    }
+
     public static Result run(Path javaHome, List<String> command, Duration timeout) throws IOException, InterruptedException {
         List<String> full = new ArrayList<>();
         full.add(javaHome.resolve("bin/java").toString());

@@ -21,9 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.jar.Attributes;
-import java.util.jar.JarOutputStream;
-import java.util.jar.Manifest;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import javax.management.Attribute;
@@ -82,13 +79,8 @@ class JmxIT {
     @ParameterizedTest
     @MethodSource("jdks")
     void theMBeansAreOnAServerAnotherAgentBuiltFirst(Path jdk) throws Exception {
-        Path first = dir.resolve("server-first.jar");
-        Manifest manifest = new Manifest();
-        manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
-        manifest.getMainAttributes().putValue("Premain-Class", "dev.ratelimit.fixture.PlatformServerFirstAgent");
-        try (JarOutputStream jar = new JarOutputStream(Files.newOutputStream(first), manifest)) {
-            // the manifest is all it needs: the class is on the application class path
-        }
+        Path first = ForkedJvm.manifestOnlyAgent(dir.resolve("server-first.jar"),
+                "dev.ratelimit.fixture.PlatformServerFirstAgent");
         ForkedJvm.Result result = runJmxFixture(jdk, List.of("-javaagent:" + first));
         assertEquals("1", result.results().get("jmx.serversBefore"), () -> "the other agent's server: " + result);
     }

@@ -3,14 +3,10 @@ package dev.ratelimit.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.jar.Attributes;
-import java.util.jar.JarOutputStream;
-import java.util.jar.Manifest;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,13 +31,8 @@ class LoadedBeforeTheAgentIT {
     @ParameterizedTest
     @MethodSource("jdks")
     void anOwnAnnotationOfClassRetentionSurvivesTheRetransformation(Path jdk) throws Exception {
-        Path first = dir.resolve("loads-greeter-first.jar");
-        Manifest manifest = new Manifest();
-        manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
-        manifest.getMainAttributes().putValue("Premain-Class", "dev.ratelimit.fixture.LoadsGreeterFirstAgent");
-        try (OutputStream out = Files.newOutputStream(first); JarOutputStream jar = new JarOutputStream(out, manifest)) {
-            jar.flush();
-        }
+        Path first = ForkedJvm.manifestOnlyAgent(dir.resolve("loads-greeter-first.jar"),
+                "dev.ratelimit.fixture.LoadsGreeterFirstAgent");
         Path rules = Files.writeString(dir.resolve("rules.yaml"), "version: 1\nrules: []\n");
         ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
                 "-javaagent:" + first,
