@@ -170,6 +170,10 @@ final class StartupGate implements ClassFileTransformer {
                 for (Escaped one : late) {
                     if (one.is(type)) {
                         found.add(one);
+                        if (one.waited) {
+                            AgentLog.LOG.log(Level.WARNING, "rate-limit-agent: " + one.name + " was loaded before the"
+                                    + " agent was ready (waited " + maxWaitMillis + " ms); it is instrumented now");
+                        }
                         if (instrumentation.isModifiableClass(type)) {
                             classes.add(type);
                         }
@@ -251,7 +255,7 @@ final class StartupGate implements ClassFileTransformer {
             if (current == builder || current == services) {
                 // never wait on ourselves, nor on a thread we wait for: defined as it is,
                 // retransformed when ready
-                escape(loader, internalName);
+                escape(loader, internalName, false);
                 return null;
             }
             ready = await(loader, internalName);
@@ -309,9 +313,10 @@ final class StartupGate implements ClassFileTransformer {
                 Thread.currentThread().interrupt();
             }
         }
-        if (escape(loader, internalName)) {
-            AgentLog.LOG.log(Level.WARNING, "rate-limit-agent: " + internalName.replace('/', '.') + " was loaded before the"
-                    + " agent was ready (waited " + maxWaitMillis + " ms); it will be instrumented when it is");
+        // no logging here: this thread may hold a lock (its class's loading lock) that the thread
+        // starting java.util.logging waits for, and a log call would wait for that thread in
+        // turn; the class is named when it is retransformed (open)
+        if (escape(loader, internalName, true)) {
             return null;
         }
         // ready between the timeout and the lock
@@ -319,12 +324,12 @@ final class StartupGate implements ClassFileTransformer {
     }
 
     /** Records a class defined untransformed; false if the transformer became ready meanwhile. */
-    private boolean escape(ClassLoader loader, String internalName) {
+    private boolean escape(ClassLoader loader, String internalName, boolean waited) {
         synchronized (escaped) {
             if (transformer != null) {
                 return false;
             }
-            escaped.add(new Escaped(loader, internalName.replace('/', '.')));
+            escaped.add(new Escaped(loader, internalName.replace('/', '.'), waited));
             return true;
         }
     }
@@ -333,10 +338,13 @@ final class StartupGate implements ClassFileTransformer {
     private static final class Escaped {
         private final WeakReference<ClassLoader> loader;
         private final String name;
+        /** It waited the whole bound (not a class of a thread that never waits). */
+        private final boolean waited;
 
-        Escaped(ClassLoader loader, String name) {
+        Escaped(ClassLoader loader, String name, boolean waited) {
             this.loader = new WeakReference<>(loader);
             this.name = name;
+            this.waited = waited;
         }
 
         boolean is(Class<?> type) {

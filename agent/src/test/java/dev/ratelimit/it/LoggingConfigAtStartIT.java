@@ -51,4 +51,28 @@ class LoggingConfigAtStartIT {
         assertTrue(Long.parseLong(m.group(2)) < 5_000, "main was not held for the gate's 10 s bound: " + output);
         assertTrue(!output.contains("was loaded before the agent was ready"), output);
     }
+
+    /**
+     * The logging configuration uses the main class itself, which main is loading (holding its
+     * loading lock) and which waits at the gate: a cycle the gate cannot see. It costs the gate's
+     * 10 s bound, then main runs, and the class is woven once the agent is ready. The gate's
+     * warning once came from the waiting thread, through java.util.logging, whose lock the
+     * configuring thread held: that hung the JVM for good (review of the twenty-first round).
+     */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void aLoggingConfigClassThatNeedsTheMainClassCostsTheBoundNotAHang(Path jdk) throws Exception {
+        Path rules = Files.writeString(dir.resolve("rules.yaml"), "version: 1\nrules:\n  - name: handle\n"
+                + "    match:\n      method: \"dev.ratelimit.fixture.logging.**#handle\"\n"
+                + "    limit: 1\n    window: 1h\n");
+        ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
+                "-Djava.util.logging.config.class=dev.ratelimit.fixture.logging.MainNamingLoggingConfig",
+                "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                "-cp", ForkedJvm.applicationClassPath(),
+                "dev.ratelimit.fixture.logging.LoggingApp"), Duration.ofSeconds(40));
+        String output = result.stdout + result.stderr;
+        assertEquals(0, result.exitCode, output);
+        assertTrue(RESULT.matcher(result.stdout).find(), output);
+        assertTrue(output.contains("logging configured for logging-app"), output);
+    }
 }
