@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.function.Predicate;
 import net.bytebuddy.ByteBuddy;
 import net.bytebuddy.asm.Advice;
+import net.bytebuddy.description.annotation.AnnotationDescription;
 import net.bytebuddy.description.method.MethodDescription;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.dynamic.ClassFileLocator;
@@ -226,13 +227,16 @@ final class AdviceTransformer implements ClassFileTransformer {
     }
 
     /**
-     * For a retransformation: the class as its loader's class file describes it, when that declares
-     * the same methods as the class file the JVM rebuilt, else {@code rebuilt}. The JVM's rebuilt
-     * class file keeps only annotations of runtime retention, so an application's own
-     * {@code RateLimited} declared without {@code @Retention} (class retention, Java's default)
+     * For a retransformation: the class as its loader's class file describes it, or {@code rebuilt}.
+     * The JVM's rebuilt class file keeps only annotations of runtime retention, so an application's
+     * own {@code RateLimited} declared without {@code @Retention} (class retention, Java's default)
      * would be lost on a class loaded before the agent could weave it (an attach, another agent's
-     * premain) and its methods would run unlimited (review of the twenty-first round). The weave
-     * itself still reads the rebuilt class file.
+     * premain) and its methods would run unlimited (review of the twenty-first round). The loader's
+     * description is taken only when it carries a {@code RateLimited} of class retention, declares
+     * the same methods, and agrees with the rebuilt one on every {@code RateLimited} of runtime
+     * retention: the loader's file may be another version of the class (a child-first loader over
+     * an older copy on the class path), and must never override what the loaded class itself
+     * says. The weave itself still reads the rebuilt class file.
      */
     private TypeDescription asFirstDefined(TypeDescription rebuilt, String name, ClassLoader loader) {
         try {
@@ -246,10 +250,41 @@ final class AdviceTransformer implements ClassFileTransformer {
                     agentClassFiles);
             TypeDescription first = new TypePool.Default.WithLazyResolution(TypePool.CacheProvider.Simple.withObjectType(),
                     locator, TypePool.Default.ReaderMode.FAST).describe(name).resolve();
-            return signatures(first).equals(signatures(rebuilt)) ? first : rebuilt;
+            return carriesClassRetention(first) && signatures(first).equals(signatures(rebuilt))
+                    && runtimeAnnotations(first).equals(runtimeAnnotations(rebuilt)) ? first : rebuilt;
         } catch (java.io.IOException | RuntimeException unreadable) {
             return rebuilt;
         }
+    }
+
+    /** Whether a method of {@code type} carries a RateLimited annotation of class retention. */
+    private static boolean carriesClassRetention(TypeDescription type) {
+        for (MethodDescription.InDefinedShape method : type.getDeclaredMethods()) {
+            AnnotationDescription annotation = LimitedMethodTransformer.rateLimited(method);
+            if (annotation != null && !keptAtRuntime(annotation.getAnnotationType())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The RateLimited annotations of runtime retention of {@code type}'s methods, by method. */
+    private static Map<MethodDescription.SignatureToken, AnnotationDescription> runtimeAnnotations(
+            TypeDescription type) {
+        Map<MethodDescription.SignatureToken, AnnotationDescription> kept = new java.util.HashMap<>();
+        for (MethodDescription.InDefinedShape method : type.getDeclaredMethods()) {
+            AnnotationDescription annotation = LimitedMethodTransformer.rateLimited(method);
+            if (annotation != null && keptAtRuntime(annotation.getAnnotationType())) {
+                kept.put(method.asSignatureToken(), annotation);
+            }
+        }
+        return kept;
+    }
+
+    private static boolean keptAtRuntime(TypeDescription annotationType) {
+        AnnotationDescription.Loadable<java.lang.annotation.Retention> retention =
+                annotationType.getDeclaredAnnotations().ofType(java.lang.annotation.Retention.class);
+        return retention != null && retention.load().value() == java.lang.annotation.RetentionPolicy.RUNTIME;
     }
 
     private static Set<MethodDescription.SignatureToken> signatures(TypeDescription type) {
