@@ -250,8 +250,8 @@ final class AdviceTransformer implements ClassFileTransformer {
                     agentClassFiles);
             TypeDescription first = new TypePool.Default.WithLazyResolution(TypePool.CacheProvider.Simple.withObjectType(),
                     locator, TypePool.Default.ReaderMode.FAST).describe(name).resolve();
-            return carriesClassRetention(first) && signatures(first).equals(signatures(rebuilt))
-                    && runtimeAnnotations(first).equals(runtimeAnnotations(rebuilt)) ? first : rebuilt;
+            return carriesClassRetention(first) && runtimeAnnotations(first).equals(runtimeAnnotations(rebuilt))
+                    ? first : rebuilt;
         } catch (java.io.IOException | RuntimeException unreadable) {
             return rebuilt;
         }
@@ -268,15 +268,17 @@ final class AdviceTransformer implements ClassFileTransformer {
         return false;
     }
 
-    /** The RateLimited annotations of runtime retention of {@code type}'s methods, by method. */
+    /**
+     * Every method {@code type} declares, with its RateLimited annotation of runtime retention (null
+     * for none): two descriptions with equal maps declare the same methods and agree on those.
+     */
     private static Map<MethodDescription.SignatureToken, AnnotationDescription> runtimeAnnotations(
             TypeDescription type) {
         Map<MethodDescription.SignatureToken, AnnotationDescription> kept = new java.util.HashMap<>();
         for (MethodDescription.InDefinedShape method : type.getDeclaredMethods()) {
             AnnotationDescription annotation = LimitedMethodTransformer.rateLimited(method);
-            if (annotation != null && keptAtRuntime(annotation.getAnnotationType())) {
-                kept.put(method.asSignatureToken(), annotation);
-            }
+            boolean runtime = annotation != null && keptAtRuntime(annotation.getAnnotationType());
+            kept.put(method.asSignatureToken(), runtime ? annotation : null);
         }
         return kept;
     }
@@ -285,14 +287,6 @@ final class AdviceTransformer implements ClassFileTransformer {
         AnnotationDescription.Loadable<java.lang.annotation.Retention> retention =
                 annotationType.getDeclaredAnnotations().ofType(java.lang.annotation.Retention.class);
         return retention != null && retention.load().value() == java.lang.annotation.RetentionPolicy.RUNTIME;
-    }
-
-    private static Set<MethodDescription.SignatureToken> signatures(TypeDescription type) {
-        Set<MethodDescription.SignatureToken> tokens = new java.util.HashSet<>();
-        for (MethodDescription.InDefinedShape method : type.getDeclaredMethods()) {
-            tokens.add(method.asSignatureToken());
-        }
-        return tokens;
     }
 
     /**

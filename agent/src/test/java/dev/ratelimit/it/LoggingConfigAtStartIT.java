@@ -32,17 +32,25 @@ class LoggingConfigAtStartIT {
         return Jdks.all();
     }
 
-    @ParameterizedTest
-    @MethodSource("jdks")
-    void aLoggingConfigClassThatLoadsALimitedClassStartsAtOnce(Path jdk) throws Exception {
+    /**
+     * Runs {@code LoggingApp} under the agent with {@code configClass} (of the fixture's logging
+     * package) as {@code java.util.logging.config.class} and a limit of 1 on every {@code handle}.
+     */
+    private ForkedJvm.Result runLoggingApp(Path jdk, String configClass) throws Exception {
         Path rules = Files.writeString(dir.resolve("rules.yaml"), "version: 1\nrules:\n  - name: handle\n"
                 + "    match:\n      method: \"dev.ratelimit.fixture.logging.**#handle\"\n"
                 + "    limit: 1\n    window: 1h\n");
-        ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
-                "-Djava.util.logging.config.class=dev.ratelimit.fixture.logging.SlowLoggingConfig",
+        return ForkedJvm.run(jdk, List.of(
+                "-Djava.util.logging.config.class=dev.ratelimit.fixture.logging." + configClass,
                 "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
                 "-cp", ForkedJvm.applicationClassPath(),
                 "dev.ratelimit.fixture.logging.LoggingApp"), Duration.ofSeconds(40));
+    }
+
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void aLoggingConfigClassThatLoadsALimitedClassStartsAtOnce(Path jdk) throws Exception {
+        ForkedJvm.Result result = runLoggingApp(jdk, "SlowLoggingConfig");
         String output = result.stdout + result.stderr;
         assertEquals(0, result.exitCode, output);
         Matcher m = RESULT.matcher(result.stdout);
@@ -62,14 +70,7 @@ class LoggingConfigAtStartIT {
     @ParameterizedTest
     @MethodSource("jdks")
     void aLoggingConfigClassThatNeedsTheMainClassCostsTheBoundNotAHang(Path jdk) throws Exception {
-        Path rules = Files.writeString(dir.resolve("rules.yaml"), "version: 1\nrules:\n  - name: handle\n"
-                + "    match:\n      method: \"dev.ratelimit.fixture.logging.**#handle\"\n"
-                + "    limit: 1\n    window: 1h\n");
-        ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
-                "-Djava.util.logging.config.class=dev.ratelimit.fixture.logging.MainNamingLoggingConfig",
-                "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
-                "-cp", ForkedJvm.applicationClassPath(),
-                "dev.ratelimit.fixture.logging.LoggingApp"), Duration.ofSeconds(40));
+        ForkedJvm.Result result = runLoggingApp(jdk, "MainNamingLoggingConfig");
         String output = result.stdout + result.stderr;
         assertEquals(0, result.exitCode, output);
         assertTrue(RESULT.matcher(result.stdout).find(), output);
