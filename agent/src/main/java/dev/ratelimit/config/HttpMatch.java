@@ -63,7 +63,7 @@ public final class HttpMatch {
 
     /**
      * A pattern with wildcards, matched segment by segment without a regular expression. The
-     * request's path is the client's to choose, up to {@code RequestPath}'s limit: a backtracking
+     * request's path is the client's to choose, up to the container's limit on the request line: a backtracking
      * expression with several {@code [^/]*} in one segment ({@code /r/*-*-*.csv}) took time of the
      * order of that segment's length to the power of the number of stars on a path built to fail
      * it, holding a request thread for hours. Here a {@code *} or a {@code **} is taken back one

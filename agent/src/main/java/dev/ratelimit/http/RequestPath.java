@@ -21,16 +21,15 @@ import java.util.List;
  * kept, since servlet paths are case-sensitive. Invalid escapes such as {@code %zz} stay literal;
  * bytes that are not valid UTF-8 become U+FFFD.
  *
- * <p>The whole URI is read (once, in linear time), and the normalised path kept is bounded: its
- * first {@value #MAX_CHARS} characters, with the segments past them only counted, so that a
- * {@code ..} further on still removes the right one. A URI padded with thousands of {@code /} or
- * {@code ./} before {@code /admin} is {@code /admin}, as the container resolves it; reading only a
- * prefix of it once made it {@code /}, and let it past a rule for {@code /admin}. Never throws.
+ * <p>The whole URI is read, once, in linear time, and the whole normalised path is kept: the
+ * container's limit on the request line bounds it. A URI padded with thousands of {@code /} or
+ * {@code ./} before {@code /admin} is {@code /admin}, as the container resolves it; and a segment
+ * that a rule's pattern depends on counts wherever it is, however long the segments before it.
+ * Keeping only the first 8192 characters once let {@code /api/users/<8300 characters>/reset}
+ * past a rule for <code>/api/users/&#42;/reset</code> on a container that accepts long request lines
+ * (Undertow by default, Tomcat and Jetty when told to). Never throws.
  */
 public final class RequestPath {
-
-    /** How much of a request URI is read; the result is never longer either. */
-    public static final int MAX_CHARS = 8192;
 
     private RequestPath() {
     }
@@ -71,7 +70,7 @@ public final class RequestPath {
      * {@code /}) or segment starting with {@code .}.
      */
     static boolean isNormal(String uri) {
-        if (uri == null || uri.isEmpty() || uri.length() > MAX_CHARS || uri.charAt(0) != '/') {
+        if (uri == null || uri.isEmpty() || uri.charAt(0) != '/') {
             return false;
         }
         if (uri.length() == 1) {
@@ -98,10 +97,10 @@ public final class RequestPath {
             return "/";
         }
         StringBuilder text = new StringBuilder();
-        for (int i = skip; i < path.size() && text.length() < MAX_CHARS; i++) {
+        for (int i = skip; i < path.size(); i++) {
             text.append('/').append(path.get(i));
         }
-        return text.length() > MAX_CHARS ? text.substring(0, MAX_CHARS) : text.toString();
+        return text.toString();
     }
 
     private static boolean startsWith(List<String> path, List<String> prefix) {
@@ -151,34 +150,21 @@ public final class RequestPath {
         return c == '/' || c == '\\';
     }
 
-    /**
-     * Resolved segments, the first ones up to about {@link #MAX_CHARS} characters kept, those after
-     * them only counted.
-     */
+    /** Resolved segments: empty and {@code .} ones dropped, a {@code ..} removing the one before it. */
     private static final class Segments {
         final List<String> kept = new ArrayList<>();
-        private int keptChars;
-        /** Segments past the kept ones: a {@code ..} removes one of these first. */
-        private int beyond;
 
         void add(String segment) {
             if (segment.isEmpty() || segment.equals(".")) {
                 return;
             }
             if (segment.equals("..")) {
-                if (beyond > 0) {
-                    beyond--;
-                } else if (!kept.isEmpty()) {
-                    keptChars -= kept.remove(kept.size() - 1).length() + 1;
+                if (!kept.isEmpty()) {
+                    kept.remove(kept.size() - 1);
                 }
                 return;
             }
-            if (beyond > 0 || keptChars > MAX_CHARS) {
-                beyond++;
-                return;
-            }
             kept.add(segment);
-            keptChars += segment.length() + 1;
         }
     }
 
