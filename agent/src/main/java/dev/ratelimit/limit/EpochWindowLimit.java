@@ -66,8 +66,27 @@ abstract class EpochWindowLimit implements LimitAlgorithm {
         return acquireAt(state, CoarseClock.millis());
     }
 
+    @Override
+    public final long acquire(Object state, Object[] counted, int slot) {
+        return acquireAt(state, CoarseClock.millis(), counted, slot);
+    }
+
+    /** Takes the call out of the counter it was counted in, whatever window is current now. */
+    @Override
+    public final void refund(Object counted) {
+        ((WindowCounter) counted).decrement();
+    }
+
     /** {@link #acquire} with the clock read at {@code now}; tests step the clock with it. */
     final long acquireAt(Object state, long now) {
+        return acquireAt(state, now, null, 0);
+    }
+
+    /**
+     * {@link #acquire(Object, Object[], int)} at {@code now}; with {@code counted} null, as
+     * {@link #acquire(Object)}.
+     */
+    final long acquireAt(Object state, long now, Object[] counted, int slot) {
         WindowState current = (WindowState) state;
         WindowCounter counter = current.get();
         // now >= end (the window is over), or now < end - 2 windows (the clock stepped back), in
@@ -91,6 +110,9 @@ abstract class EpochWindowLimit implements LimitAlgorithm {
             if (tally != null) {
                 tally.late(counter, count);
             }
+        }
+        if (counted != null) {
+            counted[slot] = counter;
         }
         return decide(counter, count, now);
     }

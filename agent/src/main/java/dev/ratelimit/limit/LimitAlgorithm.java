@@ -24,6 +24,23 @@ interface LimitAlgorithm {
      */
     long acquire(Object state);
 
+    /**
+     * Counts one call as {@link #acquire} does, for a rule with several limits, and puts into
+     * {@code counted[slot]} what {@link #refund} needs to take the call back out.
+     *
+     * @return an {@link Outcome}
+     */
+    long acquire(Object state, Object[] counted, int slot);
+
+    /**
+     * Takes back out a call this limit allowed and another limit of the rule refused, so that a
+     * refused call uses up none of the rule's limits. It only lowers what was counted: a call
+     * racing it may be refused, never wrongly allowed.
+     *
+     * @param counted what {@link #acquire(Object, Object[], int)} put in its slot
+     */
+    void refund(Object counted);
+
     /** How long a key's state is worth keeping after its last call. */
     long retentionMillis();
 

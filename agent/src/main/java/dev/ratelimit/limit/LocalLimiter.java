@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * through.
  *
  * <p>A rule with several limits ({@code limits:}) counts the call in each and rejects it if any
- * rejects; the retry time is the latest of the rejecting limits. The per-key state is one array
+ * rejects; the retry time is the latest of the rejecting limits. A rejected call is then taken
+ * back out of the limits that allowed it: it uses up none of them. The per-key state is one array
  * holding each limit's state, found with one lookup in the {@link KeyStore}.
  *
  * <p>Windows: fixed and sliding windows are aligned to the epoch on the wall clock; token buckets
@@ -93,26 +94,45 @@ public final class LocalLimiter implements Limiter {
     @Override
     public long acquire(String key) {
         Object[] state = store.state(key);
-        long outcome = limits[0].acquire(state[0]);
-        long over = Outcome.isAllowed(outcome) ? 0 : 1;
-        for (int i = 1; i < limits.length; i++) {
-            long one = limits[i].acquire(state[i]);
-            if (!Outcome.isAllowed(one)) {
-                over |= bit(i);
+        long outcome;
+        long over;
+        if (limits.length == 1) {
+            outcome = limits[0].acquire(state[0]);
+            if (Outcome.isAllowed(outcome)) {
+                return outcome;
             }
-            outcome = Outcome.combine(outcome, one);
+            over = 1;
+        } else {
+            Object[] counted = new Object[limits.length];
+            outcome = Long.MAX_VALUE;
+            over = 0;
+            for (int i = 0; i < limits.length; i++) {
+                long one = limits[i].acquire(state[i], counted, i);
+                if (!Outcome.isAllowed(one)) {
+                    over |= bit(i);
+                    counted[i] = null;
+                }
+                outcome = Outcome.combine(outcome, one);
+            }
+            if (over == 0) {
+                return outcome;
+            }
+            // refused: the limits that allowed the call take it back out, so a client refused by
+            // a limit of a second does not use up its limit of an hour with the calls refused
+            for (int i = 0; i < limits.length; i++) {
+                if (counted[i] != null) {
+                    limits[i].refund(counted[i]);
+                }
+            }
         }
-        if (over != 0) {
-            // The agent sees a window end (or a token come back) when its clock reaches it, up to
-            // a tick after the moment itself, and the decision read that clock up to a tick late
-            // too: the retry time has one tick added, so a caller that waits exactly that long is
-            // not refused again.
-            // The penalty (a key evicted and made again starts used up until then) ends with the
-            // window itself: a key made again in that tick belongs to the next window.
-            store.penalize(key, over, CoarseClock.millis() + Outcome.retryMillis(outcome));
-            outcome = Outcome.rejected(Outcome.retryMillis(outcome) + CoarseClock.tickMillis());
-        }
-        return outcome;
+        // The agent sees a window end (or a token come back) when its clock reaches it, up to
+        // a tick after the moment itself, and the decision read that clock up to a tick late
+        // too: the retry time has one tick added, so a caller that waits exactly that long is
+        // not refused again.
+        // The penalty (a key evicted and made again starts used up until then) ends with the
+        // window itself: a key made again in that tick belongs to the next window.
+        store.penalize(key, over, CoarseClock.millis() + Outcome.retryMillis(outcome));
+        return Outcome.rejected(Outcome.retryMillis(outcome) + CoarseClock.tickMillis());
     }
 
     @Override

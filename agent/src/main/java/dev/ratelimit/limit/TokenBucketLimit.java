@@ -49,6 +49,21 @@ final class TokenBucketLimit implements LimitAlgorithm {
         return acquireAt(state, CoarseClock.nanos());
     }
 
+    @Override
+    public long acquire(Object state, Object[] counted, int slot) {
+        counted[slot] = state;
+        return acquire(state);
+    }
+
+    /**
+     * Moves the arrival time back the interval the call moved it forward (from a full bucket,
+     * back to the time of the call: full again).
+     */
+    @Override
+    public void refund(Object counted) {
+        ((AtomicLong) counted).addAndGet(-intervalNanos);
+    }
+
     /** {@link #acquire} at {@code now} on the monotonic clock; for tests. */
     long acquireAt(Object state, long now) {
         AtomicLong arrival = (AtomicLong) state;

@@ -13,7 +13,8 @@ import java.util.List;
 /**
  * A rule's limits kept in Redis, shared by every instance: one script call per decision does
  * every limit of the rule atomically on the server, and the numbers it returns decide, through
- * the same {@link Decisions} as the local store.
+ * the same {@link Decisions} as the local store. A call one limit rejects uses up none of the
+ * others, as in the local store: the script takes it back out of them.
  *
  * <p>Keys: {@code PREFIX{RULE|KEY}:ALGORITHM:WINDOW}. The braces are a Redis Cluster hash tag, so
  * all limits of one rule and key live in one slot and one script may touch them together.
@@ -55,8 +56,8 @@ public final class RedisLimiter implements Limiter {
                 arguments.add(Long.toString(windowsMillis[i]));
             }
         }
-        if (algorithm == Algorithm.SLIDING_WINDOW) {
-            // the script takes a rejected call back out of the count: it needs the limits
+        if (algorithm != Algorithm.TOKEN_BUCKET) {
+            // the script takes a rejected call back out of the counts: it needs the limits
             for (long limit : limits) {
                 arguments.add(Long.toString(limit));
             }

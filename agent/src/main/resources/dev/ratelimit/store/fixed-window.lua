@@ -1,6 +1,9 @@
 -- Fixed windows, increment-first, every limit of one rule in one atomic step.
--- KEYS[i]: a hash per limit {w = window id, c = count}; ARGV[i]: the window of limit i in milliseconds.
+-- KEYS[i]: a hash per limit {w = window id, c = count}; ARGV[i]: the window of limit i in milliseconds;
+-- ARGV[#KEYS + i]: its limit.
 -- Returns per limit: the count after this call, and the milliseconds left in the window.
+-- A call that a limit rejects is taken back out of the limits that allowed it, so that it uses
+-- up none of them (a client over a limit of a second keeps its limit of an hour).
 -- Windows are aligned to the epoch on the server's clock, so every instance agrees on them.
 -- The hash names its window, so a counter left over from the window before is never counted
 -- on: Redis's expiry and TIME may disagree by a millisecond at a window's edge (a plain counter
@@ -12,6 +15,7 @@
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
+local rejected = false
 for i = 1, #KEYS do
   local window = tonumber(ARGV[i])
   local id = math.floor(now / window)
@@ -30,5 +34,15 @@ for i = 1, #KEYS do
   end
   out[2 * i - 1] = count
   out[2 * i] = ends - now
+  if count > tonumber(ARGV[#KEYS + i]) then
+    rejected = true
+  end
+end
+if rejected then
+  for i = 1, #KEYS do
+    if out[2 * i - 1] <= tonumber(ARGV[#KEYS + i]) then
+      redis.call('HINCRBY', KEYS[i], 'c', -1)
+    end
+  end
 end
 return out

@@ -8,10 +8,13 @@
 -- the limit: the caller's test) is taken back out of the count, as in the local store, so a
 -- client sending over the limit is held to it rather than shut out. A state of the window after
 -- the clock's (the server's clock stepped back by less than a window) is counted on, its
--- previous window weighing in full, as in the local store.
+-- previous window weighing in full, as in the local store. A call that a limit rejects is
+-- taken back out of the limits that allowed it too, so that it uses up none of them.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
+local allowed = {}
+local rejected = false
 for i = 1, #KEYS do
   local window = tonumber(ARGV[i])
   local id = math.floor(now / window)
@@ -30,10 +33,18 @@ for i = 1, #KEYS do
   local carried = math.floor(math.min(previous, limit) * (window - into) / window)
   if count + carried > limit then
     redis.call('HINCRBY', KEYS[i], 'c', -1)
+    rejected = true
+  else
+    allowed[#allowed + 1] = KEYS[i]
   end
   redis.call('PEXPIRE', KEYS[i], 2 * window)
   out[3 * i - 2] = count
   out[3 * i - 1] = previous
   out[3 * i] = now - id * window
+end
+if rejected then
+  for _, key in ipairs(allowed) do
+    redis.call('HINCRBY', key, 'c', -1)
+  end
 end
 return out

@@ -5,7 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ratelimit.config.Algorithm;
+import dev.ratelimit.testing.RefusedBursts;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** What each algorithm does over time, with short windows instead of long sleeps. */
 class AlgorithmBehaviourTest {
@@ -14,6 +17,19 @@ class AlgorithmBehaviourTest {
         long now = System.currentTimeMillis();
         // a few ms past the boundary, so the coarse clock (a tick behind at most) is in the new window
         Thread.sleep(windowMillis - now % windowMillis + 5);
+    }
+
+    /**
+     * A rule of 2 calls a short window and 5 an hour, and a client sending 10 in each short
+     * window: the hour lets 5 through. The calls the short limit refused were counted in the
+     * hour, and the client got 2 in all (10 a second under "10 a second and 300 a minute" left
+     * it about 30 a minute).
+     */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aCallOneLimitRefusesUsesUpNoneOfTheOthers(Algorithm algorithm) throws Exception {
+        LocalLimiter limiter = LocalLimiter.create(LimiterConcurrencyTest.rule(algorithm, "arg0", RefusedBursts.LIMITS), 100);
+        assertEquals(RefusedBursts.HOURLY_LIMIT, RefusedBursts.allowedInAll(() -> limiter.acquire("k"), Outcome::isAllowed));
     }
 
     @Test

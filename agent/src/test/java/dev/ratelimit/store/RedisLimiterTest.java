@@ -11,6 +11,7 @@ import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.limit.Outcome;
 import dev.ratelimit.testing.Race;
 import dev.ratelimit.testing.RedisServer;
+import dev.ratelimit.testing.RefusedBursts;
 import dev.ratelimit.testing.WindowGuard;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -107,6 +108,15 @@ class RedisLimiterTest {
         }
     }
 
+    /** As in the local store (AlgorithmBehaviourTest): a refused call uses up none of the rule's limits. */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aCallOneLimitRefusesUsesUpNoneOfTheOthers(Algorithm algorithm) throws Exception {
+        RedisLimiter limiter = limiter(algorithm, RefusedBursts.LIMITS);
+        String key = "refused-" + algorithm;
+        assertEquals(RefusedBursts.HOURLY_LIMIT, RefusedBursts.allowedInAll(() -> limiter.acquire(key), Outcome::isAllowed));
+    }
+
     @Test
     void theFixedWindowCountAndTimeLeftComeFromTheServer() throws Exception {
         RedisLimiter limiter = limiter(Algorithm.FIXED_WINDOW, "    limit: 2\n    window: 1h");
@@ -160,7 +170,8 @@ class RedisLimiterTest {
     void aFixedWindowStartsAfreshInItsFirstMillisecond() throws Exception {
         limiter(Algorithm.FIXED_WINDOW, "    limit: 1\n    window: 1h"); // opens the store
         List<String> key = List.of("rl:{r|first-ms}:fixed-window:5ms");
-        List<String> window = List.of("5");
+        // the window, and a limit out of reach (the script takes a call a limit rejects back out)
+        List<String> window = List.of("5", "1000000");
         long previousLeft = -1;
         long previousCount = 0;
         long previousStart = 0;
