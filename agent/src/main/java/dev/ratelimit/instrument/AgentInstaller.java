@@ -437,8 +437,7 @@ public final class AgentInstaller {
      */
     synchronized void apply(RuleSet next) {
         RuleBook old = rules;
-        LimiterFactory limiters = next.store().equals(old.ruleSet().store())
-                ? old.limiters() : LimiterFactory.of(next.store());
+        LimiterFactory limiters = LimiterFactory.forReload(old.limiters(), next.store());
         RuleBook book = new RuleBook(next, limiters, old, this::ruleCreated);
         rules = book;
         sites.rebind(book);
