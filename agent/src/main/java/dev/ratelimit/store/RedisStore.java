@@ -193,48 +193,63 @@ public final class RedisStore implements AutoCloseable {
      *     {@link #failed})
      */
     Jedis borrow(long deadline) {
-        while (true) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                throw failed("pool", new JedisException("no Redis connection free or opened within the timeout"));
-            }
-            try {
-                // not JedisPool.getResource: it would wait the whole timeout when the pool is full
-                return pool.borrowObject(Duration.ofNanos(left));
-            } catch (NoSuchElementException e) {
-                throw failed("pool", new JedisException("no Redis connection free within the timeout"));
-            } catch (JedisException e) {
-                throw e;
-            } catch (Exception e) {
-                if (!(e instanceof NotOnThisThread)) {
-                    throw new JedisException("borrowing a Redis connection failed", e);
+        // The application's interrupt is not meant for the agent: the wait is bounded by the
+        // deadline anyway, so it goes on, and the thread is interrupted again when it ends
+        // (an interrupted call failed on a healthy server, and the interrupt was lost).
+        boolean interrupted = false;
+        try {
+            while (true) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw failed("pool", new JedisException("no Redis connection free or opened within the timeout"));
+                }
+                try {
+                    // not JedisPool.getResource: it would wait the whole timeout when the pool is full
+                    return pool.borrowObject(Duration.ofNanos(left));
+                } catch (NoSuchElementException e) {
+                    throw failed("pool", new JedisException("no Redis connection free within the timeout"));
+                } catch (JedisException e) {
+                    throw e;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    continue;
+                } catch (Exception e) {
+                    if (!(e instanceof NotOnThisThread)) {
+                        throw new JedisException("borrowing a Redis connection failed", e);
+                    }
+                }
+                Future<?> opened;
+                try {
+                    opened = connector.submit(this::openIdleConnection);
+                } catch (RejectedExecutionException e) {
+                    throw failed("pool", new JedisException("the store is closed"));
+                }
+                while (true) {
+                    try {
+                        opened.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                        break;
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    } catch (TimeoutException e) {
+                        // the server did not finish a connection's set-up in time: a timeout of this
+                        // call, three in a row an outage, as when the call waited for the server itself
+                        throw new JedisConnectionException("no Redis connection opened within the timeout",
+                                new SocketTimeoutException("opening a connection"));
+                    } catch (ExecutionException e) {
+                        // Whatever stopped the connector (refused, a wrong password, the server's
+                        // client limit) is an outage: calls fail fast and the probe tries again with
+                        // backoff, rather than each call having another connection opened
+                        Throwable cause = e.getCause();
+                        if (cause instanceof JedisConnectionException) {
+                            throw (JedisConnectionException) cause;
+                        }
+                        throw new JedisConnectionException("could not open a connection: " + cause.getMessage(), cause);
+                    }
                 }
             }
-            Future<?> opened;
-            try {
-                opened = connector.submit(this::openIdleConnection);
-            } catch (RejectedExecutionException e) {
-                throw failed("pool", new JedisException("the store is closed"));
-            }
-            try {
-                opened.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            } catch (TimeoutException e) {
-                // the server did not finish a connection's set-up in time: a timeout of this call,
-                // three in a row an outage, as when the call waited for the server itself
-                throw new JedisConnectionException("no Redis connection opened within the timeout",
-                        new SocketTimeoutException("opening a connection"));
-            } catch (ExecutionException e) {
-                // Whatever stopped the connector (refused, a wrong password, the server's client
-                // limit) is an outage: calls fail fast and the probe tries again with backoff,
-                // rather than each call having another connection opened
-                Throwable cause = e.getCause();
-                if (cause instanceof JedisConnectionException) {
-                    throw (JedisConnectionException) cause;
-                }
-                throw new JedisConnectionException("could not open a connection: " + cause.getMessage(), cause);
-            } catch (InterruptedException e) {
+        } finally {
+            if (interrupted) {
                 Thread.currentThread().interrupt();
-                throw new JedisException("interrupted while a Redis connection was opened");
             }
         }
     }
@@ -383,8 +398,18 @@ public final class RedisStore implements AutoCloseable {
             }
             throw failed("timeout", e);
         } catch (JedisException e) {
+            String message = e.getMessage();
+            if (jedis != null && message != null && (message.startsWith("READONLY") || message.startsWith("MASTERDOWN"))) {
+                // The server this connection reaches is a replica now: a failover behind one
+                // address (DNS, a virtual IP, FAILOVER) left the pool's connections on the old
+                // primary, and every call failed until a restart. This connection is destroyed,
+                // the idle ones dropped, and the next call connects through the address again.
+                jedis.getConnection().setBroken();
+                pool.clear();
+                throw failed("the server is a replica", e);
+            }
             // the server answered with an error, or the pool had no connection in time
-            throw failed(e.getMessage() != null && e.getMessage().startsWith("OOM") ? "out of memory" : "error", e);
+            throw failed(message != null && message.startsWith("OOM") ? "out of memory" : "error", e);
         } finally {
             if (jedis != null) {
                 release(jedis);

@@ -2,6 +2,7 @@ package dev.ratelimit.store;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ratelimit.config.RedisConfig;
@@ -360,6 +361,69 @@ class RedisFaultTest {
     }
 
     /**
+     * A failover behind one address: the primary is made a replica of another server, and the
+     * address now leads to that one. The pool's connections still reached the old primary, every
+     * call was refused with READONLY until a restart, and under on-error: reject every call was
+     * rejected.
+     */
+    @Test
+    void afterAFailoverBehindOneAddressCallsReachTheNewPrimary() throws Exception {
+        try (RedisServer promoted = RedisServer.start();
+                SlowHandshakeProxy address = new SlowHandshakeProxy(server.port(), 0, 0);
+                RedisStore failingOver = new RedisStore(new RedisConfig("redis://127.0.0.1:" + address.port() + "/1",
+                        java.time.Duration.ofSeconds(1), "rl-failover:"))) {
+            RedisLimiter limiter = new RedisLimiter(failingOver, reject.config());
+            assertAnsweredWithinSeconds(limiter, 10);
+            address.retarget(promoted.port());
+            try (Jedis old = server.client()) {
+                old.replicaof("127.0.0.1", promoted.port());
+            }
+            try {
+                limiter.acquire("after");
+            } catch (StoreUnavailableException first) {
+                // the call that finds the connection on the replica fails (its rule's on-error decides it)
+            }
+            assertAnsweredWithinSeconds(limiter, 3);
+            try (Jedis now = promoted.client()) {
+                now.select(1);
+                assertTrue(now.keys("rl-failover:*").size() > 0, "the calls reached the new primary");
+            }
+        } finally {
+            try (Jedis old = server.client()) {
+                old.replicaofNoOne();
+            }
+        }
+    }
+
+    /**
+     * An application's interrupt is not for the agent: a call on a cold store is still answered
+     * (it failed: "interrupted while a Redis connection was opened"), and the thread is still
+     * interrupted afterwards (waiting on a full pool, the interrupt was lost).
+     */
+    @Test
+    void anInterruptedThreadsCallIsAnsweredAndKeepsItsInterrupt() throws Exception {
+        try (RedisStore cold = new RedisStore(new RedisConfig("redis://127.0.0.1:" + server.port() + "/1",
+                java.time.Duration.ofSeconds(3), "rl-interrupted:"), 1)) {
+            RedisLimiter limiter = new RedisLimiter(cold, reject.config());
+            Thread.currentThread().interrupt();
+            try {
+                limiter.acquire("interrupted");
+            } finally {
+                assertTrue(Thread.interrupted(), "the interrupt was kept");
+            }
+            Jedis held = cold.borrow(System.nanoTime() + 1_000_000_000L);
+            try {
+                Thread.currentThread().interrupt();
+                long took = timed(() -> assertThrows(StoreUnavailableException.class, () -> limiter.acquire("full")));
+                assertTrue(Thread.interrupted(), "the interrupt was kept on a full pool");
+                assertTrue(took >= 2_500, "waited its timeout like any call on a full pool: " + took + " ms");
+            } finally {
+                cold.release(held);
+            }
+        }
+    }
+
+    /**
      * Calls until one is answered, pausing between tries (a slow call on a loaded machine may
      * mark the store down until the probe brings it back).
      */
@@ -381,13 +445,16 @@ class RedisFaultTest {
         private final java.net.ServerSocket listener = new java.net.ServerSocket(0, 50,
                 java.net.InetAddress.getLoopbackAddress());
         private final List<java.net.Socket> sockets = new CopyOnWriteArrayList<>();
+        /** Where new connections go; those open stay where they are (a failover behind one address). */
+        private volatile int target;
 
         SlowHandshakeProxy(int target, int slowReplies, long delayMillis) throws java.io.IOException {
+            this.target = target;
             Thread acceptor = new Thread(() -> {
                 while (!listener.isClosed()) {
                     try {
                         java.net.Socket client = listener.accept();
-                        java.net.Socket server = new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), target);
+                        java.net.Socket server = new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), this.target);
                         sockets.add(client);
                         sockets.add(server);
                         pump(client, server, 0, 0);
@@ -432,6 +499,10 @@ class RedisFaultTest {
 
         int port() {
             return listener.getLocalPort();
+        }
+
+        void retarget(int port) {
+            target = port;
         }
 
         @Override
