@@ -70,6 +70,11 @@ public final class RedisConfig {
             return "has a user name and no password before the host: write redis://:password@host, or"
                     + " redis://user:password@host";
         }
+        if (parsed.getRawUserInfo() != null && parsed.getRawUserInfo().endsWith(":")) {
+            // the client would send AUTH with an empty password, which no server accepts
+            return "has an empty password: write the password after the ':', or leave out the user"
+                    + " information (redis://host) for a server without one";
+        }
         if (parsed.getPort() == 0 || parsed.getPort() > 65535) {
             return "has a port out of range (1 to 65535)";
         }

@@ -508,6 +508,9 @@ class ConfigLoaderTest {
         uris.put("redis://h_o_s_t:6399/0", "names no host");
         // the client refuses a lone name ("Password not provided") when the store is built
         uris.put("redis://" + secret.replace('/', 'x').replace('=', 'y') + "@h:1/0", "has a user name and no password");
+        // passed check, then failed at every connection: AUTH with an empty password
+        uris.put("redis://:@h:6399/0", "has an empty password");
+        uris.put("redis://app:@h:6399/0", "has an empty password");
         for (Map.Entry<String, String> uri : uris.entrySet()) {
             List<String> errors = errors("version: 1\nstore:\n  redis:\n    uri: \"" + uri.getKey() + "\"\n");
             assertEquals(1, errors.size(), uri.getKey() + ": " + errors);
