@@ -184,6 +184,14 @@ abstract class EpochWindowLimit implements LimitAlgorithm {
         }
     }
 
+    @Override
+    public final boolean spent(Object state) {
+        return spent(((WindowState) state).get(), CoarseClock.millis());
+    }
+
+    /** Whether a call at {@code now} with {@code counter} the key's latest counter would be refused. */
+    abstract boolean spent(WindowCounter counter, long now);
+
     /** The outcome for the call that brought {@code counter} to {@code count} at {@code now}. */
     abstract long decide(WindowCounter counter, long count, long now);
 

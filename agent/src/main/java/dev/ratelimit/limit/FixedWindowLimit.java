@@ -13,6 +13,11 @@ final class FixedWindowLimit extends EpochWindowLimit {
     }
 
     @Override
+    boolean spent(WindowCounter counter, long now) {
+        return counter.end > now && counter.count() >= limit;
+    }
+
+    @Override
     public long retentionMillis() {
         return windowMillis;
     }

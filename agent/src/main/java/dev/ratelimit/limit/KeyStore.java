@@ -3,19 +3,28 @@ package dev.ratelimit.limit;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Policy;
+import com.github.benmanes.caffeine.cache.RemovalCause;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongFunction;
+import java.util.function.Predicate;
 
 /** Where a rule keeps the per-key state of its limits. */
 abstract class KeyStore {
     /**
      * How often, as a fraction of the retention, a present key's access is recorded in the
-     * cache. The retention is lengthened by as much, so a key in use never expires.
+     * cache, at most {@link #RECORD_AT_MOST_EVERY_MILLIS} apart. The retention is lengthened by as
+     * much, so a key in use never expires.
      */
     private static final int RECORD_PARTS = 8;
+    /**
+     * A key in use is recorded as used at least once a second: an eighth of an hour's retention
+     * (7.5 minutes) let a key called every second be evicted as if idle, its count lost.
+     */
+    private static final long RECORD_AT_MOST_EVERY_MILLIS = 1000;
 
     /** The state of {@code key}, created on its first call. */
     abstract Object[] state(String key);
@@ -31,6 +40,9 @@ abstract class KeyStore {
 
     abstract long size();
 
+    /** States kept after an eviction at or over a limit, not yet given back; for tests. */
+    abstract long keptSize();
+
     /** One state for every caller: rules keyed {@code global} need no lookup at all. */
     static KeyStore single(Object[] state) {
         return new Single(state);
@@ -44,10 +56,12 @@ abstract class KeyStore {
      *     whose state must start used up
      * @param removed told of each state whose key has left the store, once, on a thread that
      *     uses the store, some time after the key was evicted or expired
+     * @param spent whether a state is at or over one of its limits now: evicted so, it is kept
+     *     (see {@code Local})
      */
     static KeyStore local(long maxKeys, long retentionMillis, LongFunction<Object[]> factory,
-            Consumer<Object[]> removed) {
-        return new Local(maxKeys, retentionMillis, factory, removed);
+            Consumer<Object[]> removed, Predicate<Object[]> spent) {
+        return new Local(maxKeys, retentionMillis, factory, removed, spent);
     }
 
     private static final class Single extends KeyStore {
@@ -76,16 +90,30 @@ abstract class KeyStore {
         long size() {
             return 1;
         }
+
+        @Override
+        long keptSize() {
+            return 0;
+        }
     }
 
     /**
      * The bounded store. A bound means eviction, and an eviction that drops the counter of a client
-     * over its limit would hand it a fresh budget: an attacker who can make up keys could flood the
-     * store to get its own key evicted. So the keys being rejected are also remembered apart, in a
-     * smaller cache that only rejections write to (each costing the attacker a whole limit's worth
-     * of calls), until their windows end; a key whose state is created again while remembered
-     * starts used up in the limits it was over, and only those: a key over a limit of a second
-     * must not come back used up in its limit of an hour.
+     * at or over its limit would hand it a fresh budget: an attacker who can make up keys could
+     * flood the store to get its own key evicted. So the state of a key evicted while at or over
+     * one of its limits, or refused within the retention, is kept apart, in a smaller cache, and
+     * given back to the key when it returns: its counts, its windows, its bucket, as they were.
+     * Only states that cost their caller a whole limit's worth of calls are kept, so a flood of
+     * new keys cannot push them out for free.
+     *
+     * <p>The keys being rejected are also remembered apart (in a cache only rejections write to)
+     * with the limits they were over, until their windows end: should a key's state be gone
+     * anyway (the kept states' cache full, or an eviction racing the rejection), the key starts
+     * used up in those limits, and only those: a key over a limit of a second must not come back
+     * used up in its limit of an hour.
+     *
+     * <p>A key evicted while under all its limits, and not refused within the retention, starts
+     * afresh: what it had used of them is forgotten.
      */
     private static final class Local extends KeyStore {
         private static final int MIN_PENALTIES = 1024;
@@ -94,15 +122,20 @@ abstract class KeyStore {
         private final Policy<String, Slot> quiet;
         private final long maxPenalties;
         private final long retentionMillis;
+        private final Consumer<Object[]> removed;
         /** Made at the first rejection: a rule that never rejects has no second cache. */
         private volatile Cache<String, Penalty> penalties;
+        /** States evicted at or over a limit, until their key returns; made at the first one. */
+        private volatile Cache<String, Kept> kept;
         private final Function<String, Slot> loader;
         private final long recordEveryNanos;
 
-        Local(long maxKeys, long retentionMillis, LongFunction<Object[]> factory, Consumer<Object[]> removed) {
+        Local(long maxKeys, long retentionMillis, LongFunction<Object[]> factory, Consumer<Object[]> removed,
+                Predicate<Object[]> spent) {
             long retention = Math.max(1, retentionMillis);
-            long recordEvery = Math.max(1, retention / RECORD_PARTS);
+            long recordEvery = Math.max(1, Math.min(RECORD_AT_MOST_EVERY_MILLIS, retention / RECORD_PARTS));
             this.recordEveryNanos = TimeUnit.MILLISECONDS.toNanos(recordEvery);
+            this.removed = removed;
             this.states = Caffeine.newBuilder()
                     .maximumSize(maxKeys)
                     // a key's recorded access lags its last call by up to recordEvery
@@ -110,8 +143,17 @@ abstract class KeyStore {
                     .ticker(CoarseClock::nanos)
                     // maintenance on the calling threads: no tasks in the host's common pool
                     .executor(Runnable::run)
-                    .<String, Slot>removalListener((key, slot, cause) -> {
-                        if (slot != null) {
+                    // in the atomic step that evicts the key, so that a call making the key's
+                    // state again right after finds the kept one
+                    .<String, Slot>evictionListener((key, slot, cause) -> {
+                        if (slot != null && cause == RemovalCause.SIZE
+                                && (spent.test(slot.state) || penaltyUntil(key) != 0)) {
+                            slot.kept = true;
+                            kept().put(key, new Kept(slot.state));
+                        }
+                    })
+                    .removalListener((key, slot, cause) -> {
+                        if (slot != null && !slot.kept) {
                             removed.accept(slot.state);
                         }
                     })
@@ -120,11 +162,45 @@ abstract class KeyStore {
             this.maxPenalties = Math.max(MIN_PENALTIES, maxKeys / 4);
             this.retentionMillis = retention;
             this.loader = key -> {
+                Cache<String, Kept> keptStates = kept;
+                Kept keptState = keptStates == null ? null : keptStates.getIfPresent(key);
+                Object[] back = keptState == null ? null : keptState.take();
+                if (back != null) {
+                    keptStates.asMap().remove(key, keptState);
+                    return new Slot(back, CoarseClock.nanos());
+                }
                 Cache<String, Penalty> remembered = penalties;
                 Penalty penalty = remembered == null ? null : remembered.getIfPresent(key);
                 long limits = penalty != null && penalty.untilMillis > CoarseClock.millis() ? penalty.limits : 0;
                 return new Slot(factory.apply(limits), CoarseClock.nanos());
             };
+        }
+
+        /** The cache of states evicted at or over a limit, made on first use. */
+        private Cache<String, Kept> kept() {
+            Cache<String, Kept> made = kept;
+            if (made == null) {
+                synchronized (this) {
+                    made = kept;
+                    if (made == null) {
+                        made = Caffeine.newBuilder()
+                                .maximumSize(maxPenalties)
+                                // a state says nothing once its windows are over
+                                .expireAfterWrite(Duration.ofMillis(retentionMillis))
+                                .ticker(CoarseClock::nanos)
+                                .executor(Runnable::run)
+                                .<String, Kept>removalListener((key, state, cause) -> {
+                                    Object[] dropped = state == null ? null : state.take();
+                                    if (dropped != null) {
+                                        removed.accept(dropped);
+                                    }
+                                })
+                                .build();
+                        kept = made;
+                    }
+                }
+            }
+            return made;
         }
 
         @Override
@@ -214,12 +290,38 @@ abstract class KeyStore {
             states.cleanUp();
             return states.estimatedSize();
         }
+
+        @Override
+        long keptSize() {
+            Cache<String, Kept> made = kept;
+            if (made == null) {
+                return 0;
+            }
+            made.cleanUp();
+            return made.estimatedSize();
+        }
+    }
+
+    /** An evicted state, given back to its key once (or closed when dropped). */
+    private static final class Kept {
+        private final AtomicReference<Object[]> state;
+
+        Kept(Object[] state) {
+            this.state = new AtomicReference<>(state);
+        }
+
+        /** The state, to the one caller that takes it first; null after. */
+        Object[] take() {
+            return state.getAndSet(null);
+        }
     }
 
     /** A key's state and when its access was last recorded in the cache. */
     private static final class Slot {
         final Object[] state;
         volatile long recorded;
+        /** Set when the state was kept at its eviction: then it is not closed. */
+        volatile boolean kept;
 
         Slot(Object[] state, long recorded) {
             this.state = state;

@@ -41,6 +41,12 @@ interface LimitAlgorithm {
      */
     void refund(Object counted);
 
+    /**
+     * Whether the next call counted against {@code state} now would be refused: the key is at or
+     * over this limit. A key evicted so is kept (see {@code KeyStore}).
+     */
+    boolean spent(Object state);
+
     /** How long a key's state is worth keeping after its last call. */
     long retentionMillis();
 

@@ -51,7 +51,8 @@ public final class LocalLimiter implements Limiter {
         }
         KeyStore store = rule.key().isGlobal()
                 ? KeyStore.single(newState(limits, 0))
-                : KeyStore.local(maxKeys, retention, exhausted -> newState(limits, exhausted), state -> close(limits, state));
+                : KeyStore.local(maxKeys, retention, exhausted -> newState(limits, exhausted), state -> close(limits, state),
+                        state -> spent(limits, state));
         return new LocalLimiter(limits, store, tally);
     }
 
@@ -77,6 +78,16 @@ public final class LocalLimiter implements Limiter {
     /** Limit {@code i}'s bit in a mask of limits; the 64th and later share the last bit. */
     private static long bit(int i) {
         return 1L << Math.min(i, 63);
+    }
+
+    /** Whether a key's state is at or over any of its limits. */
+    private static boolean spent(LimitAlgorithm[] limits, Object[] state) {
+        for (int i = 0; i < limits.length; i++) {
+            if (limits[i].spent(state[i])) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static void close(LimitAlgorithm[] limits, Object[] state) {
@@ -143,6 +154,11 @@ public final class LocalLimiter implements Limiter {
     /** Until when {@code key} is remembered as over a limit, should it be evicted (wall clock), or 0; for tests. */
     long penaltyUntil(String key) {
         return store.penaltyUntil(key);
+    }
+
+    /** States kept after an eviction at or over a limit; for tests. */
+    long keptKeys() {
+        return store.keptSize();
     }
 
     /** Counters the allowed count still reads (one per tracked key once maintenance has run). */

@@ -72,6 +72,24 @@ final class SlidingWindowLimit extends EpochWindowLimit {
         return (long) ((double) a * (double) b / (double) c);
     }
 
+    /**
+     * In the counter's window, its count and the previous window's weighted part leave no room;
+     * in the window after it, its count weighted leaves none.
+     */
+    @Override
+    boolean spent(WindowCounter counter, long now) {
+        long count = counter.count();
+        if (counter.end > now) {
+            long into = Math.max(0, Math.min(windowMillis, now - counter.id * windowMillis));
+            return count + mulDiv(Math.min(counter.previous, limit), windowMillis - into, windowMillis) >= limit;
+        }
+        if (counter.end > now - windowMillis) {
+            long into = now - counter.end;
+            return mulDiv(Math.min(count, limit), windowMillis - into, windowMillis) >= limit;
+        }
+        return false;
+    }
+
     @Override
     public long retentionMillis() {
         return 2 * windowMillis;

@@ -64,6 +64,13 @@ final class TokenBucketLimit implements LimitAlgorithm {
         ((AtomicLong) counted).addAndGet(-intervalNanos);
     }
 
+    /** No token left: the next call's arrival time would lie more than the capacity ahead. */
+    @Override
+    public boolean spent(Object state) {
+        long current = ((AtomicLong) state).get();
+        return current != Long.MIN_VALUE && current - CoarseClock.nanos() > capacityNanos - intervalNanos;
+    }
+
     /** {@link #acquire} at {@code now} on the monotonic clock; for tests. */
     long acquireAt(Object state, long now) {
         AtomicLong arrival = (AtomicLong) state;

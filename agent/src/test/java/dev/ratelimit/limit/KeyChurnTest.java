@@ -64,7 +64,7 @@ class KeyChurnTest {
         WindowGuard.awayFromBoundary(1000, 600);
         assertTrue(Outcome.isAllowed(limiter.acquire("victim")));
         assertTrue(Outcome.isAllowed(limiter.acquire("victim")));
-        // over the limit of a second; 3 of 3 in the hour, which is not over it
+        // over the limit of a second; 2 of 3 in the hour (the refused call uses up none of it)
         assertFalse(Outcome.isAllowed(limiter.acquire("victim")));
         // a flood of keys each used more often than the victim: the victim is evicted
         for (int round = 0; round < 5; round++) {
@@ -75,11 +75,126 @@ class KeyChurnTest {
         // still within its second, it comes back over the limit of a second
         assertFalse(Outcome.isAllowed(limiter.acquire("victim")), "the flood handed the victim a fresh second");
         Thread.sleep(1000 - System.currentTimeMillis() % 1000 + 20);
-        // The next second. Had the victim not been evicted, its fourth call of the hour would be
-        // refused by the limit of an hour; evicted, it was over the limit of a second only, and
-        // starts afresh in the limit of an hour (an eviction forgets counts under a limit)
+        // The next second: its state came back as it was, with one call left in the hour (it
+        // once came back used up in the hour too, locked out for the rest of it)
         long next = limiter.acquire("victim");
         assertTrue(Outcome.isAllowed(next), () -> "locked out for " + Outcome.retryMillis(next) + " ms");
+        // and none more: the hour's count was kept through the eviction, not forgotten
+        assertFalse(Outcome.isAllowed(limiter.acquire("victim")), "the eviction forgot the hour's count");
+    }
+
+    /**
+     * A key at its limit that has not been refused yet: a flood evicted its state, and it came
+     * back with a fresh budget (5 more calls against a limit of 5).
+     */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aKeyAtItsLimitIsNotHandedAFreshBudgetByAFlood(Algorithm algorithm) throws Exception {
+        LocalLimiter limiter = LocalLimiter.create(LimiterConcurrencyTest.rule(algorithm, "arg0",
+                "    limit: 5\n    window: 1h"), 10);
+        for (int i = 0; i < 5; i++) {
+            assertTrue(Outcome.isAllowed(limiter.acquire("victim")));
+        }
+        flood(limiter);
+        assertFalse(Outcome.isAllowed(limiter.acquire("victim")), "the flood handed the victim a fresh budget");
+    }
+
+    /**
+     * A key refused, then waiting the retry it was told: a flood then evicts its state. It gets no
+     * more calls than the same key with no flood. Its state was made again used up until the
+     * retry told (which had passed) or the window's end, not as it was: a sliding window's carried
+     * count or a token bucket's emptiness was lost, and the burst after the flood got 4 calls
+     * where the key without the flood got 1 or 2.
+     */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aKeyThatWaitedItsRetryGetsNoMoreAfterAFloodThanWithout(Algorithm algorithm) throws Exception {
+        String rule = "    limit: 4\n    window: 2s";
+        LocalLimiter flooded = LocalLimiter.create(LimiterConcurrencyTest.rule(algorithm, "arg0", rule), 10);
+        LocalLimiter control = LocalLimiter.create(LimiterConcurrencyTest.rule(algorithm, "arg0", rule), 10);
+        Thread.sleep(2000 - System.currentTimeMillis() % 2000 + 50);
+        long retry = 0;
+        for (int i = 0; i < 5; i++) {
+            long outcome = flooded.acquire("victim");
+            control.acquire("victim");
+            if (!Outcome.isAllowed(outcome)) {
+                retry = Outcome.retryMillis(outcome);
+            }
+        }
+        assertTrue(retry > 0, "refused once over the limit");
+        Thread.sleep(retry);
+        flood(flooded);
+        int afterFlood = 0;
+        int without = 0;
+        for (int i = 0; i < 10; i++) {
+            afterFlood += Outcome.isAllowed(flooded.acquire("victim")) ? 1 : 0;
+            without += Outcome.isAllowed(control.acquire("victim")) ? 1 : 0;
+        }
+        assertTrue(afterFlood <= without, "after the flood " + afterFlood + " calls, without it " + without);
+        assertTrue(without >= 1, "the retry told was not enough: " + without);
+    }
+
+    /**
+     * A key at its limit, called by 16 threads released at once while another thread floods the
+     * store: not one call gets through, in any round. Its evicted state was replaced by a fresh
+     * one, which let 5 more through.
+     */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aKeyAtItsLimitLetsNoCallThroughWhileAFloodEvictsItUnderConcurrentCalls(Algorithm algorithm) throws Exception {
+        int threads = 16;
+        ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
+        try {
+            for (int round = 0; round < 100; round++) {
+                LocalLimiter limiter = LocalLimiter.create(LimiterConcurrencyTest.rule(algorithm, "arg0",
+                        "    limit: 5\n    window: 1h"), 16);
+                for (int i = 0; i < 5; i++) {
+                    assertTrue(Outcome.isAllowed(limiter.acquire("victim")));
+                }
+                CountDownLatch ready = new CountDownLatch(threads + 1);
+                CountDownLatch go = new CountDownLatch(1);
+                List<Future<Integer>> calls = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    calls.add(pool.submit(() -> {
+                        ready.countDown();
+                        go.await();
+                        int allowed = 0;
+                        for (int i = 0; i < 20; i++) {
+                            allowed += Outcome.isAllowed(limiter.acquire("victim")) ? 1 : 0;
+                        }
+                        return allowed;
+                    }));
+                }
+                int floodRound = round;
+                Future<?> flooding = pool.submit(() -> {
+                    ready.countDown();
+                    go.await();
+                    for (int i = 0; i < 3000; i++) {
+                        limiter.acquire("flood-" + floodRound + "-" + i);
+                    }
+                    return null;
+                });
+                assertTrue(ready.await(10, TimeUnit.SECONDS));
+                go.countDown();
+                int allowed = 0;
+                for (Future<Integer> call : calls) {
+                    allowed += call.get(30, TimeUnit.SECONDS);
+                }
+                flooding.get(30, TimeUnit.SECONDS);
+                assertEquals(0, allowed, "round " + round);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** Keys each used more often than the victim, enough to evict it from a store of 10. */
+    private static void flood(LocalLimiter limiter) {
+        for (int pass = 0; pass < 5; pass++) {
+            for (int i = 0; i < 1000; i++) {
+                limiter.acquire("flood-" + i);
+            }
+        }
     }
 
     /**

@@ -27,7 +27,7 @@ class KeyStoreTest {
         KeyStore store = KeyStore.local(1000, 20, exhausted -> {
             created.incrementAndGet();
             return new Object[] {new Object()};
-        }, removed::add);
+        }, removed::add, state -> false);
         Object[] first = store.state("k");
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(400);
         while (System.nanoTime() < end) {
@@ -43,7 +43,7 @@ class KeyStoreTest {
     @Test
     void anIdleKeyExpiresAfterItsRetention() throws Exception {
         List<Object[]> removed = new CopyOnWriteArrayList<>();
-        KeyStore store = KeyStore.local(1000, 20, exhausted -> new Object[] {new Object()}, removed::add);
+        KeyStore store = KeyStore.local(1000, 20, exhausted -> new Object[] {new Object()}, removed::add, state -> false);
         Object[] first = store.state("k");
         assertSame(first, store.state("k"));
         Thread.sleep(120);
@@ -61,7 +61,7 @@ class KeyStoreTest {
             Object[] state = {new Object()};
             created.add(state);
             return state;
-        }, removed::add);
+        }, removed::add, state -> false);
         for (int i = 0; i < 1000; i++) {
             store.state("k" + (i % 100));
         }
@@ -70,5 +70,37 @@ class KeyStoreTest {
         assertEquals(created.size(), present + removed.size(), "each state is present or reported");
         assertEquals(removed.size(), Set.copyOf(removed).size(), "no state reported twice");
         assertTrue(created.containsAll(removed));
+    }
+
+    /**
+     * A key evicted at or over its limit gets its own state back, not a new one: its counts, its
+     * windows, its bucket, as they were. Its state was replaced by a fresh one (or one used up
+     * until its window's end, had it been refused), so a key at its limit but not yet refused,
+     * or one whose sliding window still carried its count, was handed a budget by the flood.
+     */
+    @Test
+    void aStateEvictedAtItsLimitIsGivenBackWhenItsKeyReturns() throws Exception {
+        for (boolean keptWhenSpent : new boolean[] {false, true}) {
+            List<Object[]> removed = new CopyOnWriteArrayList<>();
+            Object[][] victim = new Object[1][];
+            KeyStore store = KeyStore.local(10, 60_000, exhausted -> new Object[] {new Object()}, removed::add,
+                    state -> keptWhenSpent && state == victim[0]);
+            victim[0] = store.state("victim");
+            for (int pass = 0; pass < 5; pass++) {
+                for (int i = 0; i < 1000; i++) {
+                    store.state("flood-" + i);
+                }
+            }
+            store.size(); // runs the store's maintenance
+            Object[] back = store.state("victim");
+            if (keptWhenSpent) {
+                assertSame(victim[0], back, "the spent state was not given back");
+                assertTrue(removed.stream().noneMatch(state -> state == victim[0]), "a kept state was reported removed");
+            } else {
+                // the flood does evict the victim: this is what the kept state is tested against
+                assertNotSame(victim[0], back);
+                assertTrue(removed.stream().anyMatch(state -> state == victim[0]), "the evicted state was not reported");
+            }
+        }
     }
 }
