@@ -61,8 +61,10 @@ final class RuleBook {
             }
         }
         if (sameStore) {
+            // an inline rule takes the store's on-error when it is made: one made under another
+            // default is made again, as any rule whose settings changed
             previous.inline.forEach((name, rule) -> {
-                if (!byName.containsKey(name)) {
+                if (!byName.containsKey(name) && rule.config().onError() == ruleSet.store().onError()) {
                     inline.put(name, rule);
                 }
             });

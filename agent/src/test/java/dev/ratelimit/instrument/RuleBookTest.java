@@ -1,6 +1,7 @@
 package dev.ratelimit.instrument;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 
 import dev.ratelimit.config.ConfigLoader;
 import dev.ratelimit.config.OnError;
@@ -102,5 +103,31 @@ class RuleBookTest {
         assertEquals(OnError.REJECT, inlineRuleOnError("store:\n  on-error: reject\n"));
         assertEquals(OnError.ALLOW, inlineRuleOnError("store:\n  on-error: allow\n"));
         assertEquals(OnError.ALLOW, inlineRuleOnError(""));
+    }
+
+    /**
+     * A reload that edits only store.on-error keeps the store (LimiterFactory.forReload): the
+     * inline rules made under the old default are made again under the new one. They were carried
+     * over with the store, and an annotated method kept allowing its calls on a store failure
+     * after on-error: reject.
+     */
+    @Test
+    void aReloadOfTheStoresOnErrorReachesTheInlineRules() throws Exception {
+        RuleSet before = ConfigLoader.parse("version: 1\nstore:\n  on-error: allow\nrules: []\n", "r.yaml", Path.of("."),
+                name -> null);
+        RuleSet after = ConfigLoader.parse("version: 1\nstore:\n  on-error: reject\nrules: []\n", "r.yaml", Path.of("."),
+                name -> null);
+        LimiterFactory store = LimiterFactory.of(before.store());
+        MethodSite site = new MethodSite(1, "app.ReportService", "export", "ReportService", 0, false, false,
+                new MethodSite.AnnotationValues("", 5, "1s", "global"));
+        RuleBook first = new RuleBook(before, store, null, () -> { });
+        assertEquals(OnError.ALLOW, first.rulesFor(site)[0].config().onError());
+        LimiterFactory kept = LimiterFactory.forReload(store, after.store());
+        assertSame(store, kept, "the store is kept through an edit of on-error");
+        RuleBook reloaded = new RuleBook(after, kept, first, () -> { });
+        assertEquals(OnError.REJECT, reloaded.rulesFor(site)[0].config().onError());
+        // and an inline rule the edit does not concern is carried over, counters and all
+        RuleBook again = new RuleBook(after, kept, reloaded, () -> { });
+        assertSame(reloaded.rulesFor(site)[0], again.rulesFor(site)[0]);
     }
 }
