@@ -51,17 +51,19 @@ final class TokenBucketLimit implements LimitAlgorithm {
 
     @Override
     public long acquire(Object state, Object[] counted, int slot) {
-        counted[slot] = state;
-        return acquire(state);
+        return acquireAt(state, CoarseClock.nanos(), counted, slot);
     }
 
     /**
-     * Moves the arrival time back the interval the call moved it forward (from a full bucket,
-     * back to the time of the call: full again).
+     * Moves the arrival time back the interval the call moved it forward, if no other call has
+     * moved it since. Otherwise the call keeps its token: subtracting an interval from a time
+     * another call wrote could give back a token the bucket had refilled already (the bucket
+     * full again, and restarted from now, while this call's thread waited), one call too many.
      */
     @Override
     public void refund(Object counted) {
-        ((AtomicLong) counted).addAndGet(-intervalNanos);
+        Published call = (Published) counted;
+        call.arrival.compareAndSet(call.time, call.time - intervalNanos);
     }
 
     /** No token left: the next call's arrival time would lie more than the capacity ahead. */
@@ -73,6 +75,14 @@ final class TokenBucketLimit implements LimitAlgorithm {
 
     /** {@link #acquire} at {@code now} on the monotonic clock; for tests. */
     long acquireAt(Object state, long now) {
+        return acquireAt(state, now, null, 0);
+    }
+
+    /**
+     * {@link #acquire(Object, Object[], int)} at {@code now}; with {@code counted} null, as
+     * {@link #acquire(Object)}.
+     */
+    long acquireAt(Object state, long now, Object[] counted, int slot) {
         AtomicLong arrival = (AtomicLong) state;
         while (true) {
             long current = arrival.get();
@@ -82,6 +92,9 @@ final class TokenBucketLimit implements LimitAlgorithm {
                 return outcome(ahead, capacityNanos, intervalNanos, 1_000_000L);
             }
             if (arrival.compareAndSet(current, next)) {
+                if (counted != null) {
+                    counted[slot] = new Published(arrival, next);
+                }
                 return outcome(ahead, capacityNanos, intervalNanos, 1_000_000L);
             }
         }
@@ -100,6 +113,17 @@ final class TokenBucketLimit implements LimitAlgorithm {
             return Outcome.rejected((ahead - capacity + unitsPerMilli - 1) / unitsPerMilli);
         }
         return Outcome.allowed((capacity - ahead) / interval);
+    }
+
+    /** The arrival time an allowed call wrote, for its refund. */
+    private static final class Published {
+        final AtomicLong arrival;
+        final long time;
+
+        Published(AtomicLong arrival, long time) {
+            this.arrival = arrival;
+            this.time = time;
+        }
     }
 
     @Override

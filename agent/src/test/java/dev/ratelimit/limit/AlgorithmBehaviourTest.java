@@ -32,6 +32,41 @@ class AlgorithmBehaviourTest {
         assertEquals(RefusedBursts.HOURLY_LIMIT, RefusedBursts.allowedInAll(() -> limiter.acquire("k"), Outcome::isAllowed));
     }
 
+    /**
+     * A token bucket's refund that comes late, after the bucket had refilled and restarted from
+     * a later time, gives nothing back: it once took an interval off whatever time was there, and
+     * a bucket of 2 let 3 calls through at once.
+     */
+    @Test
+    void aLateTokenBucketRefundGivesBackNoTokenTheBucketRefilledAlready() {
+        TokenBucketLimit bucket = new TokenBucketLimit(2, 1000);
+        Object state = bucket.newState(false);
+        Object[] counted = new Object[1];
+        long t0 = 1_000_000_000L;
+        assertTrue(Outcome.isAllowed(bucket.acquireAt(state, t0, counted, 0)));
+        // another limit of the rule refused that call; its thread gives the token back 5 s later
+        long t1 = t0 + 5_000_000_000L;
+        int allowed = 0;
+        for (int i = 0; i < 2; i++) {
+            allowed += Outcome.isAllowed(bucket.acquireAt(state, t1)) ? 1 : 0;
+        }
+        bucket.refund(counted[0]);
+        for (int i = 0; i < 3; i++) {
+            allowed += Outcome.isAllowed(bucket.acquireAt(state, t1)) ? 1 : 0;
+        }
+        assertEquals(2, allowed, "a full bucket of 2");
+        // a refund with nothing in between does give the token back
+        TokenBucketLimit fresh = new TokenBucketLimit(2, 1000);
+        Object other = fresh.newState(false);
+        assertTrue(Outcome.isAllowed(fresh.acquireAt(other, t0, counted, 0)));
+        fresh.refund(counted[0]);
+        int afterRefund = 0;
+        for (int i = 0; i < 3; i++) {
+            afterRefund += Outcome.isAllowed(fresh.acquireAt(other, t0)) ? 1 : 0;
+        }
+        assertEquals(2, afterRefund);
+    }
+
     @Test
     void fixedWindowStartsAfreshInTheNextWindowAndSaysWhenToRetry() throws Exception {
         LocalLimiter limiter = LocalLimiter.create(LimiterConcurrencyTest.rule(Algorithm.FIXED_WINDOW, "arg0",
