@@ -361,6 +361,10 @@ public final class RedisStore implements AutoCloseable {
         long deadline = System.nanoTime() + timeoutNanos;
         boolean borrowed = false;
         Jedis jedis = null;
+        // The application's interrupt is not meant for the agent: cleared for the call, set again
+        // when it returns. On a virtual thread (Java 21 and later) an interrupted thread's socket
+        // I/O closes the socket: the call failed, and was taken for a connection closed while idle.
+        boolean interrupted = Thread.interrupted();
         try {
             jedis = borrow(deadline);
             borrowed = true;
@@ -399,7 +403,7 @@ public final class RedisStore implements AutoCloseable {
             throw failed("timeout", e);
         } catch (JedisException e) {
             String message = e.getMessage();
-            if (jedis != null && message != null && (message.startsWith("READONLY") || message.startsWith("MASTERDOWN"))) {
+            if (jedis != null && onADemotedServer(message)) {
                 // The server this connection reaches is a replica now: a failover behind one
                 // address (DNS, a virtual IP, FAILOVER) left the pool's connections on the old
                 // primary, and every call failed until a restart. This connection is destroyed,
@@ -414,7 +418,20 @@ public final class RedisStore implements AutoCloseable {
             if (jedis != null) {
                 release(jedis);
             }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
+    }
+
+    /**
+     * Whether a server's error says it is no longer the primary: {@code READONLY} or
+     * {@code MASTERDOWN}, as Redis 7 gives them from a script, or inside the script error that
+     * Redis 5 and 6 give ({@code ERR Error running script ...: -READONLY You can't write ...}).
+     */
+    static boolean onADemotedServer(String message) {
+        return message != null && (message.startsWith("READONLY ") || message.startsWith("MASTERDOWN ")
+                || message.contains("-READONLY ") || message.contains("-MASTERDOWN "));
     }
 
     /**

@@ -396,6 +396,24 @@ class RedisFaultTest {
     }
 
     /**
+     * Redis 7 answers a script's write on a replica with READONLY itself; Redis 5 and 6 wrap it
+     * in the script's error, which the first version of the failover fix did not recognise.
+     */
+    @Test
+    void aDemotedServerIsKnownByItsErrorOnEveryRedisVersion() {
+        assertTrue(RedisStore.onADemotedServer("READONLY You can't write against a read only replica."));
+        assertTrue(RedisStore.onADemotedServer("ERR Error running script (call to f_42d2d50742d6b98df6d830d0c53a8ee9d9be0214):"
+                + " @user_script:25: @user_script: 25: -READONLY You can't write against a read only replica."));
+        assertTrue(RedisStore.onADemotedServer(
+                "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."));
+        assertTrue(RedisStore.onADemotedServer("ERR Error running script (call to f_42d2d50742d6b98df6d830d0c53a8ee9d9be0214):"
+                + " @user_script:25: -MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."));
+        assertFalse(RedisStore.onADemotedServer("OOM command not allowed when used memory > 'maxmemory'."));
+        assertFalse(RedisStore.onADemotedServer("ERR unknown command 'READONLYISH'"));
+        assertFalse(RedisStore.onADemotedServer(null));
+    }
+
+    /**
      * An application's interrupt is not for the agent: a call on a cold store is still answered
      * (it failed: "interrupted while a Redis connection was opened"), and the thread is still
      * interrupted afterwards (waiting on a full pool, the interrupt was lost).

@@ -1,0 +1,54 @@
+package dev.ratelimit.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ratelimit.testing.RedisServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * An application's interrupt is not meant for the agent: a thread that is interrupted when it
+ * calls a method under a Redis rule gets its call answered, and is still interrupted after it.
+ * On a virtual thread (Java 21 and later) an interrupted thread's socket I/O closes the socket:
+ * the agent's call to Redis failed, and the rule's on-error (reject here) refused the call.
+ */
+class RedisInterruptedCallIT {
+    @TempDir
+    Path dir;
+
+    @Test
+    void anInterruptedThreadsCallIsAnsweredAndTheThreadStaysInterrupted() throws Exception {
+        try (RedisServer server = RedisServer.start()) {
+            Path rules = dir.resolve("rules.yaml");
+            Files.writeString(rules, String.join("\n",
+                    "version: 1",
+                    "store:",
+                    "  type: redis",
+                    "  on-error: reject",
+                    "  redis:",
+                    "    uri: " + server.uri(),
+                    "    timeout: 2s",
+                    "rules:",
+                    "  - name: interrupted-hit",
+                    "    match:",
+                    "      method: dev.ratelimit.fixture.SharedCounter#hit",
+                    "    key: arg0",
+                    "    limit: 1000",
+                    "    window: 1h",
+                    ""));
+            for (Path jdk : Jdks.all().toList()) {
+                ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
+                        "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                        "-cp", ForkedJvm.applicationClassPath(), "dev.ratelimit.fixture.InterruptedCallsMain",
+                        "interrupted-" + jdk.getFileName()), Duration.ofMinutes(1));
+                assertEquals(0, result.exitCode, result::toString);
+                assertTrue(result.stdout.contains("RESULT answered=5 interrupted=5 "), result::toString);
+            }
+        }
+    }
+}
