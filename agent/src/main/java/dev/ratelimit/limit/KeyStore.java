@@ -176,6 +176,19 @@ abstract class KeyStore {
             };
         }
 
+        /**
+         * A builder for the caches beside the store's: a quarter of its size, and an entry kept
+         * for the retention after it was written (a state, or a penalty, says nothing once the
+         * windows it was written in are over).
+         */
+        private Caffeine<Object, Object> sideCache() {
+            return Caffeine.newBuilder()
+                    .maximumSize(maxPenalties)
+                    .expireAfterWrite(Duration.ofMillis(retentionMillis))
+                    .ticker(CoarseClock::nanos)
+                    .executor(Runnable::run);
+        }
+
         /** The cache of states evicted at or over a limit, made on first use. */
         private Cache<String, Kept> kept() {
             Cache<String, Kept> made = kept;
@@ -183,13 +196,7 @@ abstract class KeyStore {
                 synchronized (this) {
                     made = kept;
                     if (made == null) {
-                        made = Caffeine.newBuilder()
-                                .maximumSize(maxPenalties)
-                                // a state says nothing once its windows are over
-                                .expireAfterWrite(Duration.ofMillis(retentionMillis))
-                                .ticker(CoarseClock::nanos)
-                                .executor(Runnable::run)
-                                .<String, Kept>removalListener((key, state, cause) -> {
+                        made = sideCache().<String, Kept>removalListener((key, state, cause) -> {
                                     Object[] dropped = state == null ? null : state.take();
                                     if (dropped != null) {
                                         removed.accept(dropped);
@@ -248,12 +255,7 @@ abstract class KeyStore {
                 synchronized (this) {
                     made = penalties;
                     if (made == null) {
-                        made = Caffeine.newBuilder()
-                                .maximumSize(maxPenalties)
-                                .expireAfterWrite(Duration.ofMillis(retentionMillis))
-                                .ticker(CoarseClock::nanos)
-                                .executor(Runnable::run)
-                                .build();
+                        made = sideCache().build();
                         penalties = made;
                     }
                 }

@@ -24,12 +24,14 @@ class KeyStoreTest {
         AtomicInteger created = new AtomicInteger();
         // recorded, not thrown: Caffeine catches and logs what a removal listener throws
         List<Object[]> removed = new CopyOnWriteArrayList<>();
-        KeyStore store = KeyStore.local(1000, 20, exhausted -> {
+        // a retention of 100 ms: with 20 ms, a stall of the test's thread over about 22 ms (a
+        // loaded machine) expired the key between two calls, which is not what this tests
+        KeyStore store = KeyStore.local(1000, 100, exhausted -> {
             created.incrementAndGet();
             return new Object[] {new Object()};
         }, removed::add, state -> false);
         Object[] first = store.state("k");
-        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(400);
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2000);
         while (System.nanoTime() < end) {
             // twenty retentions, one call every millisecond or so
             assertSame(first, store.state("k"));
