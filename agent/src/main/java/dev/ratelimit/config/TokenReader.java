@@ -147,9 +147,16 @@ final class TokenReader {
             errors.add(node, "token file " + written + " is not a valid path");
             return null;
         }
+        if (Files.exists(path) && !Files.isRegularFile(path)) {
+            // a FIFO blocks its reader until a writer comes, which stopped the start (premain),
+            // check, and the watcher's every later reload for good
+            errors.add(node, "token file " + written + " is not a regular file (a pipe, a device or a directory);"
+                    + " it must be a file holding just the token");
+            return null;
+        }
         byte[] content;
         try {
-            // a device reports size 0: the read is bounded whatever the size says
+            // the read is bounded whatever the size says
             long size = Files.size(path);
             content = size > MAX_TOKEN_FILE_SIZE ? null : ConfigLoader.readAtMost(path, MAX_TOKEN_FILE_SIZE);
             if (content == null || content.length > MAX_TOKEN_FILE_SIZE) {

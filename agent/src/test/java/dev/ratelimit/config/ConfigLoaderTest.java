@@ -825,8 +825,19 @@ class ConfigLoaderTest {
         Path rules = dir.resolve("tokens.yaml");
         Files.writeString(rules, "version: 1\nexempt:\n  header: X-Token\n  tokens:\n    - ${file:/dev/zero}\n");
         ConfigException tokens = assertThrows(ConfigException.class, () -> ConfigLoader.load(rules, ENV));
-        assertEquals(List.of(rules + ":5:7: token file /dev/zero is larger than 64 KB; it must hold just the token"),
+        assertEquals(List.of(rules + ":5:7: token file /dev/zero is not a regular file (a pipe, a device or a"
+                + " directory); it must be a file holding just the token"),
                 tokens.errors().stream().map(ConfigError::format).collect(Collectors.toList()));
+
+        // a token file that is a FIFO: opening it waited for a writer, for good, at start-up too
+        Path tokenFifo = dir.resolve("token.fifo");
+        assertEquals(0, new ProcessBuilder("mkfifo", tokenFifo.toString()).start().waitFor());
+        Files.writeString(rules, "version: 1\nexempt:\n  header: X-Token\n  tokens:\n    - ${file:token.fifo}\n");
+        ConfigException fifoToken = assertTimeoutPreemptively(Duration.ofSeconds(10),
+                () -> assertThrows(ConfigException.class, () -> ConfigLoader.load(rules, ENV)));
+        assertEquals(List.of(rules + ":5:7: token file token.fifo is not a regular file (a pipe, a device or a"
+                + " directory); it must be a file holding just the token"),
+                fifoToken.errors().stream().map(ConfigError::format).collect(Collectors.toList()));
 
         Path fifo = dir.resolve("rules.fifo");
         assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
