@@ -193,63 +193,71 @@ public final class RedisStore implements AutoCloseable {
      *     {@link #failed})
      */
     Jedis borrow(long deadline) {
-        // The application's interrupt is not meant for the agent: the wait is bounded by the
-        // deadline anyway, so it goes on, and the thread is interrupted again when it ends
-        // (an interrupted call failed on a healthy server, and the interrupt was lost).
-        boolean interrupted = false;
+        boolean[] interrupted = new boolean[1];
         try {
-            while (true) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw failed("pool", new JedisException("no Redis connection free or opened within the timeout"));
-                }
-                try {
-                    // not JedisPool.getResource: it would wait the whole timeout when the pool is full
-                    return pool.borrowObject(Duration.ofNanos(left));
-                } catch (NoSuchElementException e) {
-                    throw failed("pool", new JedisException("no Redis connection free within the timeout"));
-                } catch (JedisException e) {
-                    throw e;
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                    continue;
-                } catch (Exception e) {
-                    if (!(e instanceof NotOnThisThread)) {
-                        throw new JedisException("borrowing a Redis connection failed", e);
-                    }
-                }
-                Future<?> opened;
-                try {
-                    opened = connector.submit(this::openIdleConnection);
-                } catch (RejectedExecutionException e) {
-                    throw failed("pool", new JedisException("the store is closed"));
-                }
-                while (true) {
-                    try {
-                        opened.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                        break;
-                    } catch (InterruptedException e) {
-                        interrupted = true;
-                    } catch (TimeoutException e) {
-                        // the server did not finish a connection's set-up in time: a timeout of this
-                        // call, three in a row an outage, as when the call waited for the server itself
-                        throw new JedisConnectionException("no Redis connection opened within the timeout",
-                                new SocketTimeoutException("opening a connection"));
-                    } catch (ExecutionException e) {
-                        // Whatever stopped the connector (refused, a wrong password, the server's
-                        // client limit) is an outage: calls fail fast and the probe tries again with
-                        // backoff, rather than each call having another connection opened
-                        Throwable cause = e.getCause();
-                        if (cause instanceof JedisConnectionException) {
-                            throw (JedisConnectionException) cause;
-                        }
-                        throw new JedisConnectionException("could not open a connection: " + cause.getMessage(), cause);
-                    }
+            return borrow(deadline, interrupted);
+        } finally {
+            if (interrupted[0]) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * {@link #borrow(long)}, telling the caller in {@code interrupted[0]} whether the thread was
+     * interrupted while it waited, rather than interrupting it again: the application's interrupt
+     * is not meant for the agent, the wait is bounded by the deadline anyway, and the caller sets
+     * the flag again once the call is over (set before the command, it closed the socket of a
+     * virtual thread, and the store was marked down).
+     */
+    Jedis borrow(long deadline, boolean[] interrupted) {
+        while (true) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw failed("pool", new JedisException("no Redis connection free or opened within the timeout"));
+            }
+            try {
+                // not JedisPool.getResource: it would wait the whole timeout when the pool is full
+                return pool.borrowObject(Duration.ofNanos(left));
+            } catch (NoSuchElementException e) {
+                throw failed("pool", new JedisException("no Redis connection free within the timeout"));
+            } catch (JedisException e) {
+                throw e;
+            } catch (InterruptedException e) {
+                interrupted[0] = true;
+                continue;
+            } catch (Exception e) {
+                if (!(e instanceof NotOnThisThread)) {
+                    throw new JedisException("borrowing a Redis connection failed", e);
                 }
             }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
+            Future<?> opened;
+            try {
+                opened = connector.submit(this::openIdleConnection);
+            } catch (RejectedExecutionException e) {
+                throw failed("pool", new JedisException("the store is closed"));
+            }
+            while (true) {
+                try {
+                    opened.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted[0] = true;
+                } catch (TimeoutException e) {
+                    // the server did not finish a connection's set-up in time: a timeout of this
+                    // call, three in a row an outage, as when the call waited for the server itself
+                    throw new JedisConnectionException("no Redis connection opened within the timeout",
+                            new SocketTimeoutException("opening a connection"));
+                } catch (ExecutionException e) {
+                    // Whatever stopped the connector (refused, a wrong password, the server's
+                    // client limit) is an outage: calls fail fast and the probe tries again with
+                    // backoff, rather than each call having another connection opened
+                    Throwable cause = e.getCause();
+                    if (cause instanceof JedisConnectionException) {
+                        throw (JedisConnectionException) cause;
+                    }
+                    throw new JedisConnectionException("could not open a connection: " + cause.getMessage(), cause);
+                }
             }
         }
     }
@@ -364,9 +372,10 @@ public final class RedisStore implements AutoCloseable {
         // The application's interrupt is not meant for the agent: cleared for the call, set again
         // when it returns. On a virtual thread (Java 21 and later) an interrupted thread's socket
         // I/O closes the socket: the call failed, and was taken for a connection closed while idle.
-        boolean interrupted = Thread.interrupted();
+        boolean[] interrupted = {Thread.interrupted()};
+        boolean[] interruptedWaiting = new boolean[1];
         try {
-            jedis = borrow(deadline);
+            jedis = borrow(deadline, interruptedWaiting);
             borrowed = true;
             if (deadline - System.nanoTime() <= 0) {
                 throw failed("pool", new JedisException("no Redis connection free within the timeout"));
@@ -385,6 +394,12 @@ public final class RedisStore implements AutoCloseable {
             timeoutsInARow.set(0);
             return reply;
         } catch (JedisConnectionException e) {
+            if (Thread.currentThread().isInterrupted()) {
+                // interrupted during the command (a virtual thread's socket closes then): this
+                // call fails, not the store
+                interrupted[0] = true;
+                throw failed("interrupted", e);
+            }
             boolean timeout = e.getCause() instanceof SocketTimeoutException;
             if (!timeout && borrowed && deadline - System.nanoTime() >= timeoutNanos * 9 / 10) {
                 // A pooled connection found closed at once (end of stream, reset): most likely the
@@ -418,7 +433,7 @@ public final class RedisStore implements AutoCloseable {
             if (jedis != null) {
                 release(jedis);
             }
-            if (interrupted) {
+            if (interrupted[0] || interruptedWaiting[0]) {
                 Thread.currentThread().interrupt();
             }
         }

@@ -442,6 +442,41 @@ class RedisFaultTest {
     }
 
     /**
+     * A thread interrupted while it waits for a connection on a full pool: the wait goes on, the
+     * connection is handed over, and the thread is not interrupted again before the command runs
+     * (the caller does it once the call is over). Interrupted again at once, a virtual thread's
+     * command closed its socket, and the store was marked down for every thread.
+     */
+    @Test
+    void anInterruptWhileWaitingForAConnectionIsHandedToTheCallerNotSetBeforeTheCommand() throws Exception {
+        try (RedisStore one = new RedisStore(new RedisConfig("redis://127.0.0.1:" + server.port() + "/1",
+                java.time.Duration.ofSeconds(3), "rl-wait-interrupt:"), 1)) {
+            RedisLimiter limiter = new RedisLimiter(one, reject.config());
+            assertAnsweredWithinSeconds(limiter, 10);
+            Jedis held = one.borrow(System.nanoTime() + 1_000_000_000L);
+            boolean[] interrupted = new boolean[1];
+            java.util.concurrent.CompletableFuture<String> waiting = new java.util.concurrent.CompletableFuture<>();
+            Thread caller = new Thread(() -> {
+                try {
+                    Jedis jedis = one.borrow(System.nanoTime() + 3_000_000_000L, interrupted);
+                    boolean setAgain = Thread.currentThread().isInterrupted();
+                    one.release(jedis);
+                    waiting.complete(setAgain ? "interrupted again before the command" : "handed over");
+                } catch (RuntimeException e) {
+                    waiting.complete("failed: " + e);
+                }
+            });
+            caller.start();
+            Thread.sleep(200);
+            caller.interrupt();
+            Thread.sleep(200);
+            one.release(held);
+            assertEquals("handed over", waiting.get(5, java.util.concurrent.TimeUnit.SECONDS));
+            assertTrue(interrupted[0], "the interrupt was reported to the caller");
+        }
+    }
+
+    /**
      * Calls until one is answered, pausing between tries (a slow call on a loaded machine may
      * mark the store down until the probe brings it back).
      */
