@@ -206,6 +206,11 @@ public final class ConfigLoader {
             return problem.substring(0, problem.indexOf(" handle") + " handle".length())
                     + " (a value starting with '!' must be quoted)";
         }
+        int found = problem.indexOf(", but found");
+        if (problem.startsWith("expected escape sequence") && found >= 0) {
+            // what follows is the value's own characters (up to 8 of a token)
+            return problem.substring(0, found) + " (in a double-quoted value, write \\\\ for a backslash)";
+        }
         return problem;
     }
 

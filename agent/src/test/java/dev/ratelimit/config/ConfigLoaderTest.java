@@ -524,6 +524,16 @@ class ConfigLoaderTest {
                 "store.redis.timeout must be at most 24d");
     }
 
+    /** The parser's message once went on with the characters after a bad escape: up to 8 of a token. */
+    @Test
+    void aBadEscapeInATokenIsReportedWithoutTheCharactersAfterIt() {
+        List<String> errors = errors("version: 1\nexempt:\n  header: X-Token\n  tokens:\n"
+                + "    - \"literal-secret\\x4Gtoken-BBBB\"\n");
+        assertEquals(1, errors.size(), errors::toString);
+        assertTrue(errors.get(0).contains("expected escape sequence of 2 hexadecimal numbers"), errors.get(0));
+        assertFalse(errors.get(0).contains("4G") || errors.get(0).contains("BBBB"), errors.get(0));
+    }
+
     @Test
     void aRedisUriWithoutPortConnectsToTheDefaultPort() throws Exception {
         RuleSet rules = parse("version: 1\nstore:\n  redis:\n    uri: redis://app:p%40ss@redis.internal\n");

@@ -1,6 +1,7 @@
 package dev.ratelimit.limit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -153,6 +154,22 @@ class KeyResolverTest {
     @Test
     void aMissingPropertyIsAnErrorTheBridgeCountsNotASilentKey() {
         assertThrows(IllegalStateException.class, () -> key("arg0.nope", new User()));
+    }
+
+    /** A getter that throws: the agent logs this message, so it names the exception's class, not its text. */
+    public static final class Leaky {
+        public String getId() {
+            throw new IllegalArgumentException("lookup failed for secret-user-bad3");
+        }
+    }
+
+    @Test
+    void aGetterThatThrowsIsNamedWithoutItsMessage() {
+        IllegalStateException thrown = assertThrows(IllegalStateException.class,
+                () -> PropertyPath.of(java.util.List.of("id")).read(new Leaky()));
+        assertTrue(thrown.getMessage().endsWith("threw java.lang.IllegalArgumentException"), thrown.getMessage());
+        assertFalse(thrown.getMessage().contains("secret-user"), thrown.getMessage());
+        assertEquals("lookup failed for secret-user-bad3", thrown.getCause().getMessage(), "the cause is kept");
     }
 
     /** Each call of a method keyed on a property its argument lacks once searched the class again. */
