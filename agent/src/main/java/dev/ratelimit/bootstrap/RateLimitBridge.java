@@ -165,16 +165,25 @@ public final class RateLimitBridge {
      * is seen. The call that hit it proceeds.
      */
     public static void agentError(String where, Throwable t) {
+        agentError(where, t, "the call was let through");
+    }
+
+    /**
+     * {@link #agentError(String, Throwable)} for an error that did not let its call through,
+     * saying what came of the call instead (a 429 that could not be written: the request stays
+     * rejected, rather than run the application for a client over its limit).
+     */
+    public static void agentError(String where, Throwable t, String outcome) {
         AGENT_ERRORS.incrementAndGet();
         String kind = where + ':' + t.getClass().getName();
         if (LOGGED.size() < MAX_LOGGED_KINDS && LOGGED.add(kind)) {
             System.getLogger("dev.ratelimit").log(Level.ERROR,
                     "rate-limit-agent: internal error while " + where
-                            + "; the call was let through (logged once, counted in agent errors)", t);
+                            + "; " + outcome + " (logged once, counted in agent errors)", t);
         }
     }
 
-    /** Errors inside the agent since start-up; each let its call through. */
+    /** Errors inside the agent since start-up; each let its call through, save a 429 that could not be written. */
     public static long agentErrors() {
         return AGENT_ERRORS.get();
     }

@@ -200,7 +200,8 @@ public final class HttpRequests implements HttpGate {
             } catch (Throwable writeFailed) {
                 // the decision stands: the call was counted as rejected, and the application must
                 // not run because the 429 could not be written (the client went away, say)
-                RateLimitBridge.agentError("writing a 429 (the request was still rejected)", writeFailed);
+                RateLimitBridge.agentError("writing a 429", writeFailed,
+                        "the request stays rejected: the application does not run for it");
             }
             return true;
         }
@@ -257,7 +258,8 @@ public final class HttpRequests implements HttpGate {
         } catch (RuntimeException | LinkageError writeFailed) {
             // the client went away, say: the exception goes on as it would without the agent,
             // and the request served around this one (if any) keeps its facts, restored above
-            RateLimitBridge.agentError("writing a 429 for a rejected method call", writeFailed);
+            RateLimitBridge.agentError("writing a 429 for a rejected method call", writeFailed,
+                    "the method's rejection goes on to the container as an exception");
             return false;
         }
         if (api.isAsyncStarted(request)) {

@@ -13,7 +13,10 @@ public interface AgentMBean {
     /** What the last load did: {@code loaded N rules}, or why the previous rules stay in force. */
     String getLastReloadOutcome();
 
-    /** Errors inside the agent since start-up; each let its call through. */
+    /**
+     * Errors inside the agent since start-up; each let its call through, save a 429 that could
+     * not be written (the request stays rejected).
+     */
     long getAgentErrors();
 
     /** Classes the agent failed to instrument; they run unchanged. */
