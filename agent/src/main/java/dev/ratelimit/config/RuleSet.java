@@ -21,6 +21,8 @@ public final class RuleSet {
     private final Map<String, RuleConfig> byName;
     /** SHA-256 of the bytes these rules were read from; null when not read from a file. Not part of equality. */
     private byte[] contentDigest;
+    /** Why these are no rules in place of the file's (on-config-error=disable), or null. Not part of equality. */
+    private String refusal;
 
     RuleSet(String source, int version, ExemptConfig exempt, ClientConfig client, StoreConfig store,
             List<RuleConfig> rules) {
@@ -53,6 +55,22 @@ public final class RuleSet {
     public static RuleSet empty(String source) {
         return new RuleSet(source, VERSION, ExemptConfig.disabled(), ClientConfig.defaults(),
                 StoreConfig.defaults(), List.of());
+    }
+
+    /**
+     * No rules in place of a rule file refused at start-up under {@code on-config-error=disable}.
+     *
+     * @param why what was refused, for the reload outcome (no value from the file)
+     */
+    public static RuleSet refused(String source, String why) {
+        RuleSet none = empty(source);
+        none.refusal = Objects.requireNonNull(why, "why");
+        return none;
+    }
+
+    /** Why the file's rules are not in force, for a {@link #refused} set; null otherwise. */
+    public String refusal() {
+        return refusal;
     }
 
     /** The rule file's path as the user gave it. */

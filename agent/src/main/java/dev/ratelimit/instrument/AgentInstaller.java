@@ -252,7 +252,7 @@ public final class AgentInstaller {
                     + " so the agent runs WITHOUT the rules of " + configPath);
             AgentLog.LOG.log(Level.ERROR, "rate-limit-agent: the agent options are invalid; running without the rules"
                     + " of " + configPath + " (on-config-error=disable)");
-            return RuleSet.empty(configPath.toString());
+            return RuleSet.refused(configPath.toString(), "the agent options are invalid");
         }
         try {
             return ConfigLoader.load(configPath);
@@ -265,7 +265,7 @@ public final class AgentInstaller {
                         + " is invalid; on-config-error=disable, so the agent runs WITHOUT the rules of that file");
                 AgentLog.LOG.log(Level.ERROR, "rate-limit-agent: the rule file " + configPath
                         + " is invalid; running without its rules (on-config-error=disable)");
-                return RuleSet.empty(configPath.toString());
+                return RuleSet.refused(configPath.toString(), "the rule file is invalid (" + e.errors().size() + " errors)");
             }
             exitOnConfigError(attached, e.errors().stream().map(ConfigError::format)
                     .collect(java.util.stream.Collectors.joining(System.lineSeparator(), System.lineSeparator(), "")));

@@ -38,9 +38,20 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
      * @param baseline {@code RuleFileWatcher.baseline} taken when {@code current} was read, or null
      */
     void watch(RuleSet current, byte[] baseline) {
-        lastReloadOutcome = "started with " + current.rules().size() + " rules";
+        lastReloadOutcome = startOutcome(current);
         settledOutcome = lastReloadOutcome;
         new RuleFileWatcher(configPath, System::getenv, current, this, baseline).start();
+    }
+
+    /**
+     * What the MBean says of the start: the rules in force, or that the file's were refused (it
+     * said "started with 0 rules" of an invalid file under on-config-error=disable, as of an
+     * empty one).
+     */
+    static String startOutcome(RuleSet current) {
+        return current.refusal() != null
+                ? "started without the rules: " + current.refusal() + " (on-config-error=disable)"
+                : "started with " + current.rules().size() + " rules";
     }
 
     @Override

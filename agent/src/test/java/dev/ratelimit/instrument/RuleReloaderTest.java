@@ -2,6 +2,7 @@ package dev.ratelimit.instrument;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.ratelimit.config.RuleSet;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -26,5 +27,13 @@ class RuleReloaderTest {
             reloader.back();
         }
         assertEquals(refused + "; the rule file was missing and is back, unchanged", reloader.getLastReloadOutcome());
+    }
+
+    /** A file refused under on-config-error=disable is not reported as an empty one. */
+    @Test
+    void aStartWithoutTheFilesRulesSaysWhy() {
+        assertEquals("started without the rules: the rule file is invalid (2 errors) (on-config-error=disable)",
+                RuleReloader.startOutcome(RuleSet.refused("rules.yaml", "the rule file is invalid (2 errors)")));
+        assertEquals("started with 0 rules", RuleReloader.startOutcome(RuleSet.empty("rules.yaml")));
     }
 }
