@@ -75,6 +75,12 @@ public final class RuleConfig {
                 OnReject.THROW, true, onError, 0, 0);
     }
 
+    /** This rule with {@code onError} for its on-error: what a reload of the store's default changes. */
+    public RuleConfig withOnError(OnError onError) {
+        return onError == this.onError ? this : new RuleConfig(name, httpMatch, methodPattern, key, limits, algorithm,
+                mode, onReject, exempt, onError, line, column);
+    }
+
     /**
      * Checks a rule name: 1 to 255 of letters, digits, {@code _ $} (what a Java identifier holds)
      * and {@code . : # / -}, starting with one of the first kind.

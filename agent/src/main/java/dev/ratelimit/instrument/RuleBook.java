@@ -3,6 +3,7 @@ package dev.ratelimit.instrument;
 import dev.ratelimit.config.Durations;
 import dev.ratelimit.config.KeySpec;
 import dev.ratelimit.config.LimitSpec;
+import dev.ratelimit.config.OnError;
 import dev.ratelimit.config.RuleConfig;
 import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.http.HttpRules;
@@ -50,8 +51,15 @@ final class RuleBook {
         List<ActiveRule> httpRules = new ArrayList<>();
         for (RuleConfig config : ruleSet.rules()) {
             ActiveRule kept = sameStore ? previous.byName.get(config.name()) : null;
-            ActiveRule rule = kept != null && kept.config().equals(config)
-                    ? kept : new ActiveRule(config, limiters.create(config));
+            ActiveRule rule;
+            if (kept != null && kept.config().equals(config)) {
+                rule = kept;
+            } else if (kept != null && kept.config().withOnError(config.onError()).equals(config)) {
+                // only its on-error changed (the store's default, say): it counts on
+                rule = kept.withOnError(config);
+            } else {
+                rule = new ActiveRule(config, limiters.create(config));
+            }
             byName.put(config.name(), rule);
             if (config.methodPattern() != null) {
                 methodRules.add(rule);
@@ -62,10 +70,12 @@ final class RuleBook {
         }
         if (sameStore) {
             // an inline rule takes the store's on-error when it is made: one made under another
-            // default is made again, as any rule whose settings changed
+            // default takes the new one, and counts on
+            OnError onError = ruleSet.store().onError();
             previous.inline.forEach((name, rule) -> {
-                if (!byName.containsKey(name) && rule.config().onError() == ruleSet.store().onError()) {
-                    inline.put(name, rule);
+                if (!byName.containsKey(name)) {
+                    inline.put(name, rule.config().onError() == onError
+                            ? rule : rule.withOnError(rule.config().withOnError(onError)));
                 }
             });
         }

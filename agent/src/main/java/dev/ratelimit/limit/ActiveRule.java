@@ -69,6 +69,33 @@ public final class ActiveRule {
         CoarseClock.resolve(shortest);
     }
 
+    /**
+     * This rule, counting on with its limiter and metrics, under {@code config}: this rule's own
+     * settings with another on-error (a reload that edits only the store's default, which the
+     * rule takes). Such an edit once started the rule's counters and metrics afresh.
+     *
+     * @throws IllegalArgumentException when {@code config} differs in more than its on-error
+     */
+    public ActiveRule withOnError(RuleConfig config) {
+        if (!config.equals(this.config.withOnError(config.onError()))) {
+            throw new IllegalArgumentException("only the on-error of a rule can change under its counters");
+        }
+        return new ActiveRule(this, config);
+    }
+
+    private ActiveRule(ActiveRule counting, RuleConfig config) {
+        this.config = config;
+        this.keys = counting.keys;
+        this.limiter = counting.limiter;
+        this.limiterCountsAllowed = counting.limiterCountsAllowed;
+        this.metrics = counting.metrics;
+        this.rejectOnStoreError = config.onError() == OnError.REJECT;
+        this.shadow = counting.shadow;
+        this.returnDefault = counting.returnDefault;
+        this.exemptable = counting.exemptable;
+        this.logIntervalMillis = counting.logIntervalMillis;
+    }
+
     public String name() {
         return config.name();
     }

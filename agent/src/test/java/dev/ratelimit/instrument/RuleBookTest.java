@@ -1,11 +1,15 @@
 package dev.ratelimit.instrument;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
 import dev.ratelimit.config.ConfigLoader;
 import dev.ratelimit.config.OnError;
 import dev.ratelimit.config.RuleSet;
+import dev.ratelimit.limit.ActiveRule;
+import dev.ratelimit.limit.Outcome;
 import dev.ratelimit.store.LimiterFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -129,5 +133,37 @@ class RuleBookTest {
         // and an inline rule the edit does not concern is carried over, counters and all
         RuleBook again = new RuleBook(after, kept, reloaded, () -> { });
         assertSame(reloaded.rulesFor(site)[0], again.rulesFor(site)[0]);
+    }
+
+    /**
+     * An edit of the store's on-error alone keeps the counters of the rules that take it: a
+     * file's rule and an inline one, each at its limit of 1 an hour, stay at it. They were made
+     * again, and each let one more call through.
+     */
+    @Test
+    void aReloadOfTheStoresOnErrorKeepsTheRulesCounters() throws Exception {
+        String rules = "rules:\n  - name: once\n    match:\n      method: app.ReportService#export\n"
+                + "    key: global\n    limit: 1\n    window: 1h\n";
+        RuleSet before = ConfigLoader.parse("version: 1\nstore:\n  on-error: allow\n" + rules, "r.yaml", Path.of("."),
+                name -> null);
+        RuleSet after = ConfigLoader.parse("version: 1\nstore:\n  on-error: reject\n" + rules, "r.yaml", Path.of("."),
+                name -> null);
+        LimiterFactory store = LimiterFactory.of(before.store());
+        RuleBook first = new RuleBook(before, store, null, () -> { });
+        MethodSite annotated = new MethodSite(2, "app.ReportService", "archive", "ReportService", 0, false, false,
+                new MethodSite.AnnotationValues("", 1, "1h", "global"));
+        ActiveRule file = first.rule("once");
+        ActiveRule inline = first.rulesFor(annotated)[0];
+        assertTrue(Outcome.isAllowed(file.decide(new Object[0], null)));
+        assertTrue(Outcome.isAllowed(inline.decide(new Object[0], null)));
+
+        RuleBook reloaded = new RuleBook(after, LimiterFactory.forReload(store, after.store()), first, () -> { });
+        ActiveRule fileAfter = reloaded.rule("once");
+        ActiveRule inlineAfter = reloaded.rulesFor(annotated)[0];
+        assertEquals(OnError.REJECT, fileAfter.config().onError());
+        assertEquals(OnError.REJECT, inlineAfter.config().onError());
+        assertFalse(Outcome.isAllowed(fileAfter.decide(new Object[0], null)), "the file's rule started afresh");
+        assertFalse(Outcome.isAllowed(inlineAfter.decide(new Object[0], null)), "the inline rule started afresh");
+        assertEquals(1, fileAfter.metrics().rejected(), "its metrics count on");
     }
 }
