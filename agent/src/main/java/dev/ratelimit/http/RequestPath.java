@@ -140,7 +140,7 @@ public final class RequestPath {
                 // a decoded '/' or '\' splits the segment again
                 StringBuilder decoded = resolved.decoded;
                 decoded.setLength(0);
-                decode(raw, start, segmentEnd, decoded);
+                decode(raw, start, segmentEnd, decoded, resolved);
                 int pieceStart = 0;
                 for (int i = 0; i <= decoded.length(); i++) {
                     if (i == decoded.length() || isSeparator(decoded.charAt(i))) {
@@ -166,6 +166,15 @@ public final class RequestPath {
         /** Where each segment kept begins in {@code text}. */
         private int[] starts = new int[16];
         private int depth;
+        /** Scratch space for a run of escaped bytes, reused from segment to segment. */
+        private byte[] bytes = new byte[0];
+
+        byte[] bytes(int atLeast) {
+            if (bytes.length < atLeast) {
+                bytes = new byte[Math.max(atLeast, bytes.length * 2)];
+            }
+            return bytes;
+        }
 
         Resolved(int capacity) {
             text = new StringBuilder(Math.min(capacity + 1, 1 << 16));
@@ -194,7 +203,7 @@ public final class RequestPath {
      * Appends {@code raw[from, to)} to {@code text} with each valid {@code %XX} decoded once; runs
      * of escapes are read as UTF-8.
      */
-    private static void decode(String raw, int from, int to, StringBuilder text) {
+    private static void decode(String raw, int from, int to, StringBuilder text, Resolved scratch) {
         byte[] bytes = null;
         int count = 0;
         for (int i = from; i < to; i++) {
@@ -210,7 +219,7 @@ public final class RequestPath {
                     continue;
                 }
                 if (bytes == null) {
-                    bytes = new byte[(to - from) / 3];
+                    bytes = scratch.bytes((to - from) / 3);
                 }
                 bytes[count++] = (byte) b;
                 continue;
