@@ -4,40 +4,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ratelimit.testing.LogCapture;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 
 /** What the bridge says of an error inside the agent. */
 class RateLimitBridgeTest {
 
     private static List<String> logged(Runnable action) {
-        List<String> messages = new CopyOnWriteArrayList<>();
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                messages.add(record.getMessage());
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        Logger logger = Logger.getLogger("dev.ratelimit");
-        logger.addHandler(capture);
-        try {
+        try (LogCapture capture = LogCapture.open()) {
             action.run();
-        } finally {
-            logger.removeHandler(capture);
+            return capture.messages();
         }
-        return messages;
     }
 
     /**

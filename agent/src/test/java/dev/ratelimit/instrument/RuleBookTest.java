@@ -11,12 +11,9 @@ import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.limit.ActiveRule;
 import dev.ratelimit.limit.Outcome;
 import dev.ratelimit.store.LimiterFactory;
+import dev.ratelimit.testing.LogCapture;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 
 class RuleBookTest {
@@ -41,31 +38,13 @@ class RuleBookTest {
                 + "      method: app.Svc#send\n    key: arg1\n    limit: 5\n    window: 1s\n",
                 "r.yaml", Path.of("."), name -> null);
         RuleBook book = new RuleBook(rules, LimiterFactory.of(rules.store()), null, () -> { });
-        List<String> warnings = new ArrayList<>();
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                if (record.getLevel() == java.util.logging.Level.WARNING) {
-                    warnings.add(record.getMessage());
-                }
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        Logger logger = Logger.getLogger("dev.ratelimit");
-        logger.addHandler(capture);
-        try {
+        List<String> warnings;
+        try (LogCapture capture = LogCapture.open()) {
             // the transformer's probe (site -1), asking whether to pass the arguments: no warning,
             // and the rule does not make the advice pass them
             MethodSite probe = new MethodSite(-1, "app.Svc", "send", "Svc", 1, false, false, null);
             assertEquals(false, book.needsArguments(probe));
-            assertEquals(List.of(), warnings);
+            assertEquals(List.of(), capture.messages(java.util.logging.Level.WARNING));
             MethodSite one = new MethodSite(1, "app.Svc", "send", "Svc", 1, true, false, null);
             assertEquals(0, book.rulesFor(one).length);
             assertEquals(0, book.rulesFor(one).length);
@@ -73,8 +52,7 @@ class RuleBookTest {
             assertEquals(0, book.rulesFor(none).length);
             MethodSite two = new MethodSite(3, "app.Svc", "send", "Svc", 2, true, false, null);
             assertEquals(1, book.rulesFor(two).length);
-        } finally {
-            logger.removeHandler(capture);
+            warnings = capture.messages(java.util.logging.Level.WARNING);
         }
         assertEquals(List.of(
                 "rate-limit-agent: rule 'by-user' keys on arg1, but app.Svc#send takes 1 parameter: the rule does"

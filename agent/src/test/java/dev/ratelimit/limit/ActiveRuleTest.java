@@ -7,12 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ratelimit.config.ConfigException;
 import dev.ratelimit.config.ConfigLoader;
 import dev.ratelimit.config.RuleConfig;
+import dev.ratelimit.testing.LogCapture;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.logging.Handler;
 import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 
 /** What a rule does with a decision: shadow mode, store errors, and the rejection log line. */
@@ -52,36 +50,18 @@ class ActiveRuleTest {
 
     @Test
     void aShadowRuleLogsWhatItWouldHaveRejectedOncePerWindow() throws ConfigException {
-        Logger logger = Logger.getLogger("dev.ratelimit");
-        List<LogRecord> records = new ArrayList<>();
-        Handler handler = new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                records.add(record);
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        logger.addHandler(handler);
-        try {
+        try (LogCapture capture = LogCapture.open()) {
             ActiveRule shadow = new ActiveRule(rule("    mode: shadow\n"), 100);
             for (int i = 0; i < 6; i++) {
                 assertTrue(Outcome.isAllowed(shadow.decide(null, null)));
             }
             assertEquals(4, shadow.metrics().rejected());
             // one line for the window (1h), however many calls it would have rejected; never the key
+            List<LogRecord> records = capture.records();
             assertEquals(1, records.size(), records.toString());
             assertEquals(java.util.logging.Level.INFO, records.get(0).getLevel());
             assertTrue(records.get(0).getMessage().contains("rule 'r' would reject (shadow mode)"),
                     records.get(0).getMessage());
-        } finally {
-            logger.removeHandler(handler);
         }
     }
 }

@@ -11,15 +11,13 @@ import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.limit.ActiveRule;
 import dev.ratelimit.limit.Outcome;
 import dev.ratelimit.limit.StoreUnavailableException;
+import dev.ratelimit.testing.LogCapture;
 import dev.ratelimit.testing.RedisServer;
 import dev.ratelimit.testing.WindowGuard;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -39,21 +37,7 @@ class RedisFaultTest {
     private RedisStore store;
     private ActiveRule allow;
     private ActiveRule reject;
-    private final List<String> logged = new CopyOnWriteArrayList<>();
-    private final Handler capture = new Handler() {
-        @Override
-        public void publish(LogRecord record) {
-            logged.add(record.getMessage());
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
+    private LogCapture capture;
 
     @BeforeEach
     void start() throws Exception {
@@ -83,12 +67,12 @@ class RedisFaultTest {
         RuleConfig strict = rules.rule("strict").orElseThrow();
         allow = new ActiveRule(lenient, new RedisLimiter(store, lenient));
         reject = new ActiveRule(strict, new RedisLimiter(store, strict));
-        Logger.getLogger("dev.ratelimit").addHandler(capture);
+        capture = LogCapture.open();
     }
 
     @AfterEach
     void stop() throws Exception {
-        Logger.getLogger("dev.ratelimit").removeHandler(capture);
+        capture.close();
         store.close();
         server.close();
     }
@@ -101,7 +85,7 @@ class RedisFaultTest {
     }
 
     private long count(String fragment) {
-        return logged.stream().filter(m -> m.contains(fragment)).count();
+        return capture.messages().stream().filter(m -> m.contains(fragment)).count();
     }
 
     private void assertLimitingWorks(String key) {
@@ -281,7 +265,7 @@ class RedisFaultTest {
             }
             assertEquals(40, failed);
             assertFalse(refused.isUp());
-            assertEquals(1, count("is not answering"), logged.toString());
+            assertEquals(1, count("is not answering"), capture.messages().toString());
             try (Jedis admin = guarded.client()) {
                 admin.auth("secret");
                 String stats = admin.info("stats");
@@ -611,7 +595,7 @@ class RedisFaultTest {
         // the next calls open a new connection: counted by Redis as before
         assertLimitingWorks("after-idle-2");
         assertEquals(1, reject.metrics().storeErrors());
-        assertEquals(0, count("is not answering"), logged::toString);
+        assertEquals(0, count("is not answering"), () -> capture.messages().toString());
     }
 
     /** Calls both rules for {@code millis} and returns the slowest call. */
@@ -649,7 +633,7 @@ class RedisFaultTest {
         assertTrue(rejected.stream().noneMatch(Outcome::isAllowed), "on-error: reject rejects every call");
         assertEquals(allowed.size(), allow.metrics().storeErrors());
         assertEquals(rejected.size(), reject.metrics().storeErrors());
-        assertEquals(1, count("is not answering"), logged.toString());
+        assertEquals(1, count("is not answering"), capture.messages().toString());
     }
 
     @Test
@@ -666,7 +650,7 @@ class RedisFaultTest {
             assertTrue(allowed.stream().allMatch(Outcome::isAllowed));
             assertTrue(rejected.stream().noneMatch(Outcome::isAllowed));
             assertTrue(allowed.size() > 100, "calls fail fast once the store is marked down: " + allowed.size());
-            assertEquals(1, count("is not answering"), logged.toString());
+            assertEquals(1, count("is not answering"), capture.messages().toString());
         } finally {
             server.resume();
         }
@@ -674,10 +658,10 @@ class RedisFaultTest {
         System.out.println("RedisFaultTest resumed (SIGCONT): back in use after " + recovered + " ms");
         assertTrue(store.isUp() && recovered <= 2_000, "recovered after " + recovered + " ms");
         assertLimitingWorks("after-pause");
-        assertEquals(1, count("answers again"), logged.toString());
+        assertEquals(1, count("answers again"), capture.messages().toString());
         // each failed call counted once (the timeouts before the outage were counted twice)
         assertEquals(1, count("; " + (allowed.size() + rejected.size()) + " calls followed on-error meanwhile"),
-                logged.toString());
+                capture.messages().toString());
     }
 
     @Test
