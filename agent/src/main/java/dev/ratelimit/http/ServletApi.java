@@ -1,5 +1,6 @@
 package dev.ratelimit.http;
 
+import dev.ratelimit.limit.ThrownByApplication;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.security.Principal;
@@ -130,7 +131,14 @@ final class ServletApi {
 
     String principal(Object request) {
         Principal principal = calls.userPrincipal(request);
-        return principal == null ? null : principal.getName();
+        if (principal == null) {
+            return null;
+        }
+        try {
+            return principal.getName();
+        } catch (RuntimeException | Error e) {
+            throw ThrownByApplication.report("the request's Principal.getName()", e);
+        }
     }
 
     /** Whether the application has put the request into asynchronous mode. */

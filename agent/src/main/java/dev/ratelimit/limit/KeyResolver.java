@@ -63,7 +63,11 @@ public final class KeyResolver {
                                 + " but the method has " + (args == null ? 0 : args.length));
                     }
                     Object value = path.read(args[index]);
-                    return value == null ? null : text(value);
+                    try {
+                        return value == null ? null : text(value);
+                    } catch (RuntimeException | Error e) {
+                        throw ThrownByApplication.report("the key's " + value.getClass().getName() + ".toString()", e);
+                    }
                 };
             }
             default:

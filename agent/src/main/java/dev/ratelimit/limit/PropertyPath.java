@@ -76,10 +76,8 @@ final class PropertyPath {
                 }
                 return ((Field) accessor).get(target);
             } catch (InvocationTargetException e) {
-                // the exception's class only: its message may hold the value it was about (a user
-                // id, a token), and this one is logged; the cause, for a debugger, is attached
-                throw new IllegalStateException("reading property '" + name + "' of "
-                        + target.getClass().getName() + " threw " + e.getCause().getClass().getName(), e.getCause());
+                throw ThrownByApplication.report("reading property '" + name + "' of " + target.getClass().getName(),
+                        e.getCause());
             } catch (IllegalAccessException e) {
                 throw new IllegalStateException("property '" + name + "' of " + target.getClass().getName()
                         + " is not accessible", e);

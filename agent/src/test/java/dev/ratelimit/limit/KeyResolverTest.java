@@ -163,13 +163,38 @@ class KeyResolverTest {
         }
     }
 
+    /** Its {@code toString} throws, as {@link Leaky#getId} does. */
+    public static final class LeakyKey {
+        @Override
+        public String toString() {
+            throw new IllegalStateException("no name for secret-user-bad3", new RuntimeException("secret-token-0123"));
+        }
+    }
+
+    /**
+     * What the agent logs of an error it reports: the message, and the causes' messages, which
+     * a log formatter prints too. The cause was once attached, and its line printed the user id.
+     */
+    private static String asLogged(Throwable thrown) {
+        java.io.StringWriter text = new java.io.StringWriter();
+        thrown.printStackTrace(new java.io.PrintWriter(text));
+        return text.toString();
+    }
+
     @Test
     void aGetterThatThrowsIsNamedWithoutItsMessage() {
         IllegalStateException thrown = assertThrows(IllegalStateException.class,
                 () -> PropertyPath.of(java.util.List.of("id")).read(new Leaky()));
-        assertTrue(thrown.getMessage().endsWith("threw java.lang.IllegalArgumentException"), thrown.getMessage());
-        assertFalse(thrown.getMessage().contains("secret-user"), thrown.getMessage());
-        assertEquals("lookup failed for secret-user-bad3", thrown.getCause().getMessage(), "the cause is kept");
+        assertTrue(thrown.getMessage().contains("threw java.lang.IllegalArgumentException"), thrown.getMessage());
+        assertFalse(asLogged(thrown).contains("secret-user"), asLogged(thrown));
+        assertEquals("getId", thrown.getStackTrace()[0].getMethodName(), "where it was thrown is kept");
+    }
+
+    @Test
+    void aKeyWhoseToStringThrowsIsNamedWithoutItsMessage() {
+        IllegalStateException thrown = assertThrows(IllegalStateException.class, () -> key("arg0", new LeakyKey()));
+        assertTrue(thrown.getMessage().contains(LeakyKey.class.getName() + ".toString() threw"), thrown.getMessage());
+        assertFalse(asLogged(thrown).contains("secret-"), asLogged(thrown));
     }
 
     /** Each call of a method keyed on a property its argument lacks once searched the class again. */
