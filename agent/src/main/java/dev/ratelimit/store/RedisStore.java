@@ -394,9 +394,10 @@ public final class RedisStore implements AutoCloseable {
             timeoutsInARow.set(0);
             return reply;
         } catch (JedisConnectionException e) {
-            if (Thread.currentThread().isInterrupted()) {
+            if (Thread.currentThread().isInterrupted() && closedByInterrupt(e)) {
                 // interrupted during the command (a virtual thread's socket closes then): this
-                // call fails, not the store
+                // call fails, not the store. A timeout of a thread that happens to be
+                // interrupted is a timeout still, and counts towards an outage
                 interrupted[0] = true;
                 throw failed("interrupted", e);
             }
@@ -437,6 +438,17 @@ public final class RedisStore implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /** Whether {@code e} comes of its thread's interrupt closing the connection's socket. */
+    static boolean closedByInterrupt(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof java.nio.channels.ClosedByInterruptException
+                    || cause instanceof java.net.SocketException && "Closed by interrupt".equals(cause.getMessage())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -383,6 +383,23 @@ class RedisFaultTest {
      * Redis 7 answers a script's write on a replica with READONLY itself; Redis 5 and 6 wrap it
      * in the script's error, which the first version of the failover fix did not recognise.
      */
+    /**
+     * Only a connection its thread's interrupt closed (a virtual thread's) fails a call alone: a
+     * timeout of a thread that was interrupted meanwhile was taken for one too, and never counted
+     * towards marking a hung server down.
+     */
+    @Test
+    void onlyASocketClosedByAnInterruptIsTakenForOne() {
+        assertTrue(RedisStore.closedByInterrupt(new redis.clients.jedis.exceptions.JedisConnectionException(
+                new java.net.SocketException("Closed by interrupt"))));
+        assertTrue(RedisStore.closedByInterrupt(new redis.clients.jedis.exceptions.JedisConnectionException(
+                new java.nio.channels.ClosedByInterruptException())));
+        assertFalse(RedisStore.closedByInterrupt(new redis.clients.jedis.exceptions.JedisConnectionException(
+                new java.net.SocketTimeoutException("Read timed out"))));
+        assertFalse(RedisStore.closedByInterrupt(new redis.clients.jedis.exceptions.JedisConnectionException(
+                new java.net.SocketException("Connection reset"))));
+    }
+
     @Test
     void aDemotedServerIsKnownByItsErrorOnEveryRedisVersion() {
         assertTrue(RedisStore.onADemotedServer("READONLY You can't write against a read only replica."));
