@@ -198,6 +198,9 @@ public final class ConfigLoader {
      * The parser's problem without the name it may end with: an undefined alias is a value that
      * starts with {@code *} (a token can), and the parser names it whole.
      */
+    private static final java.util.regex.Pattern CHARACTER_FOUND =
+            java.util.regex.Pattern.compile("'?[^\\s']{1,2}'? ?\\(\\d+\\)");
+
     private static String withoutNames(String problem) {
         if (problem.startsWith("found undefined alias")) {
             return "found undefined alias (a value starting with '*' must be quoted)";
@@ -211,7 +214,9 @@ public final class ConfigLoader {
             // what follows is the value's own characters (up to 8 of a token)
             return problem.substring(0, found) + " (in a double-quoted value, write \\\\ for a backslash)";
         }
-        return problem;
+        // the scanner names the character it stopped at, and its code: "found S(83)", "but found
+        // 'é' (233)"; a character of a value, left out (the line and column point at it)
+        return CHARACTER_FOUND.matcher(problem).replaceAll("(left out)");
     }
 
     private static String firstLine(String text) {

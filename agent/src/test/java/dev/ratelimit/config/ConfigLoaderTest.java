@@ -532,6 +532,13 @@ class ConfigLoaderTest {
         assertEquals(1, errors.size(), errors::toString);
         assertTrue(errors.get(0).contains("expected escape sequence of 2 hexadecimal numbers"), errors.get(0));
         assertFalse(errors.get(0).contains("4G") || errors.get(0).contains("BBBB"), errors.get(0));
+
+        // the scanner names the character it stopped at: one or two of a value
+        for (String value : new String[] {"\"SECRETab\\qSECRET\"", "|SECRET", "!<tag:%zzSECRET> x", "!\u00e9SECRET x"}) {
+            List<String> found = errors("version: 1\nexempt:\n  header: X-Token\n  tokens:\n    - " + value + "\n");
+            assertEquals(1, found.size(), value + ": " + found);
+            assertFalse(found.get(0).matches(".*(\\(\\d+\\)|found [qSz\u00e9]).*"), value + ": " + found.get(0));
+        }
     }
 
     @Test
