@@ -17,10 +17,13 @@ public final class ActiveRule {
     /** What a rule with {@code on-error: reject} tells callers to wait while its store is out. */
     static final long STORE_ERROR_RETRY_MILLIS = 1000;
 
-    /** Distinct for every rule made in this JVM (a reloaded rule is a new one). */
+    /**
+     * Distinct for every rule made in this JVM (a reloaded rule is a new one), save a rule that
+     * counts on under a new on-error: it is the same rule to a call already under way.
+     */
     private static final AtomicInteger IDS = new AtomicInteger();
 
-    private final int id = IDS.incrementAndGet();
+    private final int id;
     private final RuleConfig config;
     private final KeyResolver keys;
     private final Limiter limiter;
@@ -50,6 +53,7 @@ public final class ActiveRule {
 
     /** A rule counted by {@code limiter}. */
     public ActiveRule(RuleConfig config, Limiter limiter) {
+        this.id = IDS.incrementAndGet();
         this.config = config;
         // a global rule has one counter: no key to work out per call
         this.keys = config.key().isGlobal() ? null : KeyResolver.of(config.key());
@@ -84,6 +88,9 @@ public final class ActiveRule {
     }
 
     private ActiveRule(ActiveRule counting, RuleConfig config) {
+        // a call under the rule when the reload came is still under it: one it makes with the
+        // same key is not counted again on the shared counter
+        this.id = counting.id;
         this.config = config;
         this.keys = counting.keys;
         this.limiter = counting.limiter;

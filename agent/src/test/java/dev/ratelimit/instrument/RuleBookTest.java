@@ -143,5 +143,6 @@ class RuleBookTest {
         assertFalse(Outcome.isAllowed(fileAfter.decide(new Object[0], null)), "the file's rule started afresh");
         assertFalse(Outcome.isAllowed(inlineAfter.decide(new Object[0], null)), "the inline rule started afresh");
         assertEquals(1, fileAfter.metrics().rejected(), "its metrics count on");
+        assertEquals(file.id(), fileAfter.id(), "the same rule to a call under way (no second count when it nests)");
     }
 }
