@@ -192,6 +192,7 @@ public final class RedisStore implements AutoCloseable {
      * @throws StoreUnavailableException when none was free or opened in time (counted, as
      *     {@link #failed})
      */
+    // package-private for tests: calls go through the two-argument form, from eval
     Jedis borrow(long deadline) {
         boolean[] interrupted = new boolean[1];
         try {
@@ -373,9 +374,9 @@ public final class RedisStore implements AutoCloseable {
         // when it returns. On a virtual thread (Java 21 and later) an interrupted thread's socket
         // I/O closes the socket: the call failed, and was taken for a connection closed while idle.
         boolean[] interrupted = {Thread.interrupted()};
-        boolean[] interruptedWaiting = new boolean[1];
         try {
-            jedis = borrow(deadline, interruptedWaiting);
+            // sets interrupted[0] should the thread be interrupted while it waits
+            jedis = borrow(deadline, interrupted);
             borrowed = true;
             if (deadline - System.nanoTime() <= 0) {
                 throw failed("pool", new JedisException("no Redis connection free within the timeout"));
@@ -434,7 +435,7 @@ public final class RedisStore implements AutoCloseable {
             if (jedis != null) {
                 release(jedis);
             }
-            if (interrupted[0] || interruptedWaiting[0]) {
+            if (interrupted[0]) {
                 Thread.currentThread().interrupt();
             }
         }
