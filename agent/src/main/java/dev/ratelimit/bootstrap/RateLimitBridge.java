@@ -161,17 +161,18 @@ public final class RateLimitBridge {
     }
 
     /**
-     * Counts an error inside the agent and logs it the first time this place and kind of error
-     * is seen. The call that hit it proceeds.
+     * Counts an error inside the agent on a call's path and logs it the first time this place
+     * and kind of error is seen. The call that hit it proceeds.
      */
     public static void agentError(String where, Throwable t) {
         agentError(where, t, "the call was let through");
     }
 
     /**
-     * {@link #agentError(String, Throwable)} for an error that did not let its call through,
-     * saying what came of the call instead (a 429 that could not be written: the request stays
-     * rejected, rather than run the application for a client over its limit).
+     * {@link #agentError(String, Throwable)} for an error that did not let a call through,
+     * saying what came of it instead: a 429 that could not be written leaves the request rejected,
+     * rather than run the application for a client over its limit; an error off any call's path
+     * (watching the rule file, applying a reload, the MBeans) says what stays in force.
      */
     public static void agentError(String where, Throwable t, String outcome) {
         AGENT_ERRORS.incrementAndGet();
@@ -183,7 +184,11 @@ public final class RateLimitBridge {
         }
     }
 
-    /** Errors inside the agent since start-up; each let its call through, save a 429 that could not be written. */
+    /**
+     * Errors inside the agent since start-up: each on a call's path let its call through, save a
+     * 429 that could not be written; the others (watching, reloading, the MBeans) each left the
+     * agent running with what was in force.
+     */
     public static long agentErrors() {
         return AGENT_ERRORS.get();
     }
@@ -246,7 +251,7 @@ public final class RateLimitBridge {
         try {
             listener.accept(server);
         } catch (Throwable t) {
-            agentError("registering the MBeans", t);
+            agentError("registering the MBeans", t, "the agent runs on without its MBeans");
         }
     }
 

@@ -122,7 +122,7 @@ public final class RuleFileWatcher {
             } catch (Throwable t) {
                 // whatever a look or a reload throws (an Error from a retransformation, say) must
                 // not end the watching: counted and logged once, and the next edit is looked at
-                RateLimitBridge.agentError("watching the rule file", t);
+                RateLimitBridge.agentError("watching the rule file", t, "the rules in force stay, and the watching goes on");
             }
         }
     }

@@ -270,7 +270,8 @@ public final class HttpRequests implements HttpGate {
                 api.completeAsync(request);
             } catch (RuntimeException | LinkageError notCompleted) {
                 // completed meanwhile by another thread of the application's, say
-                RateLimitBridge.agentError("completing an asynchronous request answered 429", notCompleted);
+                RateLimitBridge.agentError("completing an asynchronous request answered 429", notCompleted,
+                        "the request stays rejected");
             }
         }
         return true;

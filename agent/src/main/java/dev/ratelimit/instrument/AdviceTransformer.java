@@ -310,8 +310,8 @@ final class AdviceTransformer implements ClassFileTransformer {
             managementFactoryWoven = true;
             return woven;
         } catch (Throwable error) {
-            RateLimitBridge.agentError("weaving " + MANAGEMENT_FACTORY_NAME + " (the platform MBean server is built at once)",
-                    error);
+            RateLimitBridge.agentError("weaving " + MANAGEMENT_FACTORY_NAME, error,
+                    "the class is left as it is, and the platform MBean server is built at once");
             managementFactoryUnwoven.run();
             return null;
         }

@@ -152,7 +152,8 @@ public final class AgentInstaller {
                     RateLimitBridge.startFailed(String.valueOf(t));
                 } else {
                     // the transformer is in force: only what came after it (JMX, hot reload) is missing
-                    RateLimitBridge.agentError("finishing start-up (JMX beans or rule file watching may be missing)", t);
+                    RateLimitBridge.agentError("finishing start-up", t,
+                            "the rules are in force, but the MBeans or the watching of the rule file may be missing");
                 }
             }
         });
@@ -396,7 +397,7 @@ public final class AgentInstaller {
             attachPlatformMBeanServer(ManagementFactory.getPlatformMBeanServer());
         } catch (Throwable t) {
             // metrics never stop the agent
-            RateLimitBridge.agentError("building the platform MBean server", t);
+            RateLimitBridge.agentError("building the platform MBean server", t, "the agent runs on without its MBeans");
         }
     }
 

@@ -60,7 +60,7 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
         try {
             agent.apply(rules);
         } catch (RuntimeException e) {
-            RateLimitBridge.agentError("applying reloaded rules", e);
+            RateLimitBridge.agentError("applying reloaded rules", e, "the previous rules stay in force");
             settle("reload failed inside the agent (" + e + "); the previous rules stay in force");
             return;
         }

@@ -1,9 +1,12 @@
 package dev.ratelimit.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ratelimit.bootstrap.RateLimitBridge;
+import dev.ratelimit.testing.LogCapture;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -95,13 +98,18 @@ class RuleFileWatcherTest {
                 applied.completeExceptionally(new AssertionError("back"));
             }
         }, RuleFileWatcher.baseline(file, loaded)).start();
-        try {
+        try (LogCapture log = LogCapture.open()) {
             Files.writeString(file, rules(6));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (RateLimitBridge.agentErrors() == errors && System.nanoTime() < deadline) {
+            // counted, then logged: wait for both
+            while ((RateLimitBridge.agentErrors() == errors || log.messages().isEmpty()) && System.nanoTime() < deadline) {
                 Thread.sleep(20);
             }
             assertEquals(errors + 1, RateLimitBridge.agentErrors(), "the error is counted");
+            // no call was on this path: the log said "the call was let through" of it
+            String said = String.join("\n", log.messages());
+            assertTrue(said.contains("watching the rule file; the rules in force stay, and the watching goes on"), said);
+            assertFalse(said.contains("let through"), said);
             Files.writeString(file, rules(7));
             assertEquals(7, applied.get(10, TimeUnit.SECONDS).rules().get(0).limits().get(0).limit());
         } finally {
