@@ -156,6 +156,11 @@ public final class LocalLimiter implements Limiter {
         return store.penaltyUntil(key);
     }
 
+    /** The state of {@code key} for each limit, made if absent; for tests. */
+    Object[] stateOf(String key) {
+        return store.state(key);
+    }
+
     /** States kept after an eviction at or over a limit; for tests. */
     long keptKeys() {
         return store.keptSize();
