@@ -4,8 +4,10 @@ import dev.ratelimit.bootstrap.RateLimitBridge;
 import java.lang.instrument.ClassFileTransformer;
 import java.lang.instrument.Instrumentation;
 import java.security.ProtectionDomain;
+import java.util.Collections;
 import java.util.Map;
 import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.function.Predicate;
 import net.bytebuddy.ByteBuddy;
 import net.bytebuddy.asm.Advice;
@@ -97,6 +99,8 @@ final class AdviceTransformer implements ClassFileTransformer {
     private final Advice platformMBeanServerAdvice;
     private final Runnable managementFactoryUnwoven;
     private volatile boolean managementFactoryWoven;
+    /** Per class loader, whether its classes see the bridge (see {@link #seesBridge}); weak, as loaders come and go. */
+    private final Map<ClassLoader, Boolean> bridgeSeen = Collections.synchronizedMap(new WeakHashMap<>());
 
     AdviceTransformer(LimitedMethodTransformer methods, ServletTransformer servlets,
             LimitedMethodTransformer.RuleBookSource rules, TransformationErrors listener,
@@ -204,6 +208,11 @@ final class AdviceTransformer implements ClassFileTransformer {
             if (!limited && !servlet) {
                 return null;
             }
+            if (!seesBridge(loader)) {
+                // woven, its every call would throw NoClassDefFoundError into the application
+                listener.bridgeUnseen(name, loader);
+                return null;
+            }
             DynamicType.Builder<?> builder = byteBuddy.decorate(type, locator);
             if (limited) {
                 builder = methods.transform(builder, type, loader, classFile);
@@ -224,6 +233,31 @@ final class AdviceTransformer implements ClassFileTransformer {
                 busy.remove();
             }
         }
+    }
+
+    /**
+     * Whether classes of {@code loader} resolve the bridge, which the woven advice calls, to the
+     * bootstrap loader's. Loaders that delegate to their parents do; a loader that hands only the
+     * JDK's own packages to the boot class path does not (JBoss Modules without
+     * {@code jboss.modules.system.pkgs}, an OSGi framework without boot delegation of the
+     * package, an application's own isolating loader). Woven into such a class, the advice threw
+     * {@code NoClassDefFoundError} into every call, and the handler meant to catch errors of the
+     * agent's threw it again, since it calls the bridge too (review of the twenty-third round).
+     * Asked once per loader: the bridge is loaded already, so the question defines no class.
+     */
+    boolean seesBridge(ClassLoader loader) {
+        Boolean known = bridgeSeen.get(loader);
+        if (known == null) {
+            boolean sees;
+            try {
+                sees = Class.forName(RateLimitBridge.class.getName(), false, loader) == RateLimitBridge.class;
+            } catch (ClassNotFoundException | LinkageError | SecurityException notSeen) {
+                sees = false;
+            }
+            known = sees;
+            bridgeSeen.put(loader, known);
+        }
+        return known;
     }
 
     /**

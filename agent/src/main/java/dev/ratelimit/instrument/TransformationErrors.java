@@ -2,6 +2,8 @@ package dev.ratelimit.instrument;
 
 import dev.ratelimit.bootstrap.RateLimitBridge;
 import java.lang.System.Logger.Level;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -14,6 +16,8 @@ final class TransformationErrors {
 
     private final AtomicLong transformed = new AtomicLong();
     private final AtomicLong errors = new AtomicLong();
+    /** Loader classes already named in a log line by {@link #bridgeUnseen}. */
+    private final Set<String> unseenBy = ConcurrentHashMap.newKeySet();
 
     void transformed(String typeName) {
         transformed.incrementAndGet();
@@ -27,6 +31,26 @@ final class TransformationErrors {
                     + "; it runs without limits (further failures are logged at debug level)", error);
         } else {
             LOG.log(Level.DEBUG, () -> "rate-limit-agent: could not instrument " + typeName + ": " + error);
+        }
+    }
+
+    /**
+     * Counts a class left unwoven because its loader does not resolve the bridge to the boot class
+     * path, and says so once per kind of loader, with what lets it through.
+     */
+    void bridgeUnseen(String typeName, ClassLoader loader) {
+        RateLimitBridge.transformationError();
+        errors.incrementAndGet();
+        String kind = loader.getClass().getName();
+        if (unseenBy.size() < 16 && unseenBy.add(kind)) {
+            LOG.log(Level.ERROR, "rate-limit-agent: classes of the class loader " + kind
+                    + " cannot see the package dev.ratelimit.bootstrap, which the agent puts on the boot class path,"
+                    + " so they run without limits (first: " + typeName + "). Let the loader delegate the packages"
+                    + " dev.ratelimit and dev.ratelimit.* to the boot class path: on WildFly or JBoss Modules,"
+                    + " -Djboss.modules.system.pkgs=dev.ratelimit; on OSGi,"
+                    + " -Dorg.osgi.framework.bootdelegation=dev.ratelimit,dev.ratelimit.*");
+        } else {
+            LOG.log(Level.DEBUG, () -> "rate-limit-agent: not instrumented, its class loader cannot see the bridge: " + typeName);
         }
     }
 

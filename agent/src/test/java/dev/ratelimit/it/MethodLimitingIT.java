@@ -2,6 +2,7 @@ package dev.ratelimit.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -204,6 +205,33 @@ class MethodLimitingIT {
         expect(jdk, "agentErrors", "3");
         String stderr = run(jdk).stderr;
         assertEquals(1, count(stderr, "internal error while limiting a method call"), stderr);
+    }
+
+    /**
+     * Classes of a loader that cannot see the bridge (JBoss Modules, OSGi, an application's own
+     * walled loader) run unlimited, counted and named once in the log with the setting that lets
+     * them be limited; woven, each call threw NoClassDefFoundError (review of the twenty-third
+     * round). A JVM of its own: the main run counts no transformation error.
+     */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void classesOfALoaderThatCannotSeeTheBridgeRunUnlimited(Path jdk) throws Exception {
+        Path rules = Path.of(MethodLimitingIT.class.getResource("/fixture-rules.yaml").toURI());
+        ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
+                "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                "-Dwalled.servletApi=" + Path.of(jakarta.servlet.GenericServlet.class.getProtectionDomain()
+                        .getCodeSource().getLocation().toURI()),
+                "-cp", ForkedJvm.applicationClassPath(),
+                "dev.ratelimit.fixture.FixtureMain", "walled"),
+                Duration.ofMinutes(2));
+        assertEquals(0, result.exitCode, result::toString);
+        Map<String, String> results = result.results();
+        assertEquals("[]", results.get("walled.thrown"), result::toString);
+        assertEquals("4", results.get("walled.allowed"), result::toString);
+        assertEquals("4", results.get("walled.served"), result::toString);
+        assertEquals("2", results.get("walled.transformationErrors"), result::toString);
+        assertEquals(1, count(result.stderr, "cannot see the package dev.ratelimit.bootstrap"), result::toString);
+        assertTrue(result.stderr.contains("-Djboss.modules.system.pkgs=dev.ratelimit"), result::toString);
     }
 
     @ParameterizedTest
