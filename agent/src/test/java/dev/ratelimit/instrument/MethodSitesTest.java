@@ -238,6 +238,36 @@ class MethodSitesTest {
             + "    key: arg0.name\n    limit: 100\n    window: 1h\n"
             + "  - name: everyone\n    match:\n      method: app.Svc#send\n    limit: 1\n    window: 1h\n";
 
+    /**
+     * Rules on one method are checked in file order and the first refusal stops the check, as the
+     * README says: a per-user rule before a global cap keeps a client over its own limit from
+     * using up the cap; after it, each refused call takes one from the cap (review: the order
+     * decides, so the README tells which to put first).
+     */
+    @Test
+    void theFirstRuleToRefuseACallStopsTheCheckInFileOrder() throws Exception {
+        String perUser = "  - name: per-user\n    match:\n      method: app.Svc#send\n    key: arg0\n    limit: 2\n    window: 1h\n";
+        String cap = "  - name: cap\n    match:\n      method: app.Svc#send\n    limit: 10\n    window: 1h\n";
+        for (boolean userFirst : new boolean[] {true, false}) {
+            MethodSites sites = new MethodSites(book(userFirst ? perUser + cap : cap + perUser));
+            int send = register(sites, "app.Svc", "send", "(Ljava/lang/Object;)V", "Svc", true, false, null);
+            int abuserAllowed = 0;
+            for (int i = 0; i < 20; i++) {
+                if (sites.enter(send, new Object[] {"abuser"}) == null) {
+                    abuserAllowed++;
+                }
+            }
+            assertEquals(2, abuserAllowed);
+            Object bob = sites.enter(send, new Object[] {"bob"});
+            if (userFirst) {
+                assertNull(bob, "the abuser's refused calls stopped at its own rule: the cap holds 2 of 10");
+            } else {
+                assertInstanceOf(RateLimitExceededException.class, bob, "each refused call took one from the cap");
+                assertEquals("cap", ((RateLimitExceededException) bob).rule());
+            }
+        }
+    }
+
     /** An argument whose key property cannot be read. */
     public static final class Nameless {
         public String getName() {
