@@ -78,6 +78,9 @@ final class MethodSites implements MethodGate {
     /** Binds every site to the rules of a new rule book. */
     void rebind(RuleBook newRules) {
         synchronized (lock) {
+            // inline rules made under the old book since the new one was made: none is made
+            // under it once this lock is let go
+            newRules.takeInlineRules(rules);
             rules = newRules;
             MethodSite[] current = sites;
             ActiveRule[][] rebound = new ActiveRule[current.length][];

@@ -68,18 +68,32 @@ final class RuleBook {
                 httpRules.add(rule);
             }
         }
-        if (sameStore) {
-            // an inline rule takes the store's on-error when it is made: one made under another
-            // default takes the new one, and counts on
-            OnError onError = ruleSet.store().onError();
-            previous.inline.forEach((name, rule) -> {
-                if (!byName.containsKey(name)) {
-                    inline.put(name, rule.config().onError() == onError
-                            ? rule : rule.withOnError(rule.config().withOnError(onError)));
-                }
-            });
-        }
+        takeInlineRules(previous);
         this.http = new HttpRules(ruleSet, httpRules, this::rule);
+    }
+
+    /**
+     * Takes over the inline rules of {@code previous}, the rules in force before a reload, whose
+     * names the file does not define, when both count in the same store: they count on. Called as
+     * the book is made, and again by {@link MethodSites#rebind} under its lock as the book is put
+     * in force, so that an inline rule made in between (a class loaded during the reload) is
+     * taken over too: made a second time here, it started from nothing, and the calls counted on
+     * the first were lost (review of the twenty-third round). A rule this book has already is
+     * kept.
+     */
+    void takeInlineRules(RuleBook previous) {
+        if (previous == null || previous == this || previous.limiters != limiters) {
+            return;
+        }
+        // an inline rule takes the store's on-error when it is made: one made under another
+        // default takes the new one, and counts on
+        OnError onError = ruleSet.store().onError();
+        previous.inline.forEach((name, rule) -> {
+            if (!byName.containsKey(name)) {
+                inline.computeIfAbsent(name, taken -> rule.config().onError() == onError
+                        ? rule : rule.withOnError(rule.config().withOnError(onError)));
+            }
+        });
     }
 
     /** {@code 3 rules: api-per-ip (http /api/**), send (method a.B#send), report (named)}, for logs. */

@@ -268,6 +268,34 @@ class MethodSitesTest {
         }
     }
 
+    /**
+     * A reload makes its rule book, then binds the sites to it. A class loaded in between makes
+     * its inline rule under the book still in force; binding then made it a second time, from
+     * nothing, and an inline limit of 3 an hour let 6 through (review). The steps of
+     * {@code AgentInstaller.apply}, with the class load between them.
+     */
+    @Test
+    void anInlineRuleMadeByAClassLoadedDuringAReloadKeepsItsCount() throws Exception {
+        RuleSet before = ConfigLoader.parse("version: 1\nrules: []\n", "r.yaml", Path.of("."), name -> null);
+        RuleSet after = ConfigLoader.parse("version: 1\nrules:\n  - {name: x, key: global, limit: 9, window: 1h}\n",
+                "r.yaml", Path.of("."), name -> null);
+        LimiterFactory limiters = LimiterFactory.of(before.store());
+        RuleBook old = new RuleBook(before, limiters, null, () -> { });
+        MethodSites sites = new MethodSites(old);
+        RuleBook book = new RuleBook(after, LimiterFactory.forReload(limiters, after.store()), old, () -> { });
+        int export = register(sites, "app.Report", "export", "()V", "Report", false, false,
+                new MethodSite.AnnotationValues("", 3, "1h", "global"));
+        int allowed = 0;
+        for (int i = 0; i < 3; i++) {
+            allowed += sites.enter(export, null) == null ? 1 : 0;
+        }
+        sites.rebind(book);
+        for (int i = 0; i < 3; i++) {
+            allowed += sites.enter(export, null) == null ? 1 : 0;
+        }
+        assertEquals(3, allowed, "calls allowed under an inline limit of 3 an hour");
+    }
+
     /** An argument whose key property cannot be read. */
     public static final class Nameless {
         public String getName() {
