@@ -103,7 +103,43 @@ public final class KeyResolver {
             }
             return text.append(']').toString();
         }
+        if (!OWN_TO_STRING.get(value.getClass())) {
+            warnIdentityKey(value.getClass());
+        }
         return String.valueOf(value);
+    }
+
+    /**
+     * Whether a class has a {@code toString} of its own, or of a superclass other than
+     * {@code Object}: asked once per class.
+     */
+    private static final ClassValue<Boolean> OWN_TO_STRING = new ClassValue<>() {
+        @Override
+        protected Boolean computeValue(Class<?> type) {
+            try {
+                return type.getMethod("toString").getDeclaringClass() != Object.class;
+            } catch (NoSuchMethodException | SecurityException e) {
+                return true;
+            }
+        }
+    };
+
+    /** Classes already named by {@link #warnIdentityKey}, bounded. */
+    private static final java.util.Set<String> WARNED_IDENTITY = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * A key value whose {@code toString} is {@code Object}'s names the instance
+     * ({@code com.acme.User@1b6d3586}): each call's new object is a key of its own, and the rule
+     * limits no one, silently (review of the twenty-third round). Said once per class, by its
+     * name only; the call is still counted under that key.
+     */
+    private static void warnIdentityKey(Class<?> type) {
+        if (WARNED_IDENTITY.size() < 64 && WARNED_IDENTITY.add(type.getName())) {
+            System.getLogger("dev.ratelimit").log(System.Logger.Level.WARNING,
+                    "rate-limit-agent: a rule's key is a " + type.getName() + ", whose toString is Object's: each"
+                            + " instance is a key of its own, so the rule limits each object, not each caller;"
+                            + " key by one of its properties (arg0.id) or give it a toString");
+        }
     }
 
     /** Whether the key reads the method's arguments (the advice must pass them). */

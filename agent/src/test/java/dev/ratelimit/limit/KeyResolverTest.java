@@ -47,6 +47,28 @@ class KeyResolverTest {
 
     enum Color { RED }
 
+    /** A key value with Object's toString. */
+    static final class Caller {
+    }
+
+    /**
+     * A key value whose toString is Object's made every call a key of its own, so the rule never
+     * limited, and nothing said so (review): now a warning names the class, once.
+     */
+    @Test
+    void aKeyWhoseToStringIsObjectsIsWarnedOfOnce() {
+        try (dev.ratelimit.testing.LogCapture log = dev.ratelimit.testing.LogCapture.open()) {
+            assertNotEquals(key("arg0", new Caller()), key("arg0", new Caller()));
+            java.util.List<String> warnings = log.messages(java.util.logging.Level.WARNING);
+            assertEquals(1, warnings.size(), warnings::toString);
+            assertTrue(warnings.get(0).contains(Caller.class.getName() + ", whose toString is Object's"), warnings.get(0));
+            key("arg0", 42);
+            key("arg0", Color.RED);
+            key("arg0", new Account("a", null));
+            assertEquals(1, log.messages(java.util.logging.Level.WARNING).size(), "values with a toString of their own");
+        }
+    }
+
     /**
      * An array keys by its contents, an Optional by its value: their toString named the instance,
      * so each call's new array was a new key and the rule never limited anyone.
