@@ -85,6 +85,12 @@ final class AttachCommand {
             }
             if (report.startsWith("not attached")) {
                 err.println("attach: process " + pid + " (Java " + version + "): " + report);
+                if (file == null) {
+                    // a relative path in the report is the target's, not this command's
+                    err.println("attach: no FILE was given, so the target read its RATELIMIT_CONFIG, or else"
+                            + " ratelimit.yaml in its own working directory, "
+                            + properties.getProperty("user.dir", "(unknown)") + "; give the file: attach " + pid + " FILE");
+                }
                 return 1;
             }
             if (report.startsWith("already installed")) {

@@ -41,6 +41,11 @@ public final class CommandLine {
                 return AttachCommand.run(args[1], args.length == 3 ? args[2] : null, agentJar, out, err);
             case "version":
             case "--version":
+                if (args.length != 1) {
+                    // as check and attach refuse what they do not take
+                    err.println("usage: java -jar rate-limit-agent.jar version");
+                    return 2;
+                }
                 out.println("rate-limit-agent " + Version.VERSION);
                 return 0;
             case "help":

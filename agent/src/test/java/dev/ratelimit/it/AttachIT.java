@@ -203,6 +203,13 @@ class AttachIT {
             env.put("JDK_JAVA_OPTIONS", "-XX:+EnableDynamicAgentLoading");
         }
         try (WebApp app = WebApp.startWithoutAgent(Container.JETTY, jdk, env)) {
+            // no file, and none where the target looks: the relative path in its report is the
+            // target's, which the command says, with the target's working directory
+            ForkedJvm.Result noFile = attach(jdk, app.pid(), null);
+            assertEquals(1, noFile.exitCode, () -> noFile + "\n" + app.output());
+            assertTrue(noFile.stderr.contains("ratelimit.yaml: the rule file does not exist"), noFile::toString);
+            assertTrue(noFile.stderr.contains("ratelimit.yaml in its own working directory, /"), noFile::toString);
+
             ForkedJvm.Result refused = attach(jdk, app.pid(), bad);
             assertEquals(1, refused.exitCode, () -> refused + "\n" + app.output());
             assertTrue(refused.stderr.contains("not attached: the configuration is invalid"), refused::toString);
@@ -305,9 +312,13 @@ class AttachIT {
         assertFalse(none.stdout.contains("attached to process"), none::toString);
     }
 
+    /** {@code attach PID FILE}, or {@code attach PID} when {@code rules} is null. */
     private static ForkedJvm.Result attach(Path jdk, long pid, Path rules) throws Exception {
-        return ForkedJvm.run(jdk, List.of("-jar", ForkedJvm.agentJar().toString(), "attach", String.valueOf(pid),
-                rules.toAbsolutePath().toString()), Duration.ofSeconds(60));
+        List<String> command = new ArrayList<>(List.of("-jar", ForkedJvm.agentJar().toString(), "attach", String.valueOf(pid)));
+        if (rules != null) {
+            command.add(rules.toAbsolutePath().toString());
+        }
+        return ForkedJvm.run(jdk, command, Duration.ofSeconds(60));
     }
 
     private static List<Integer> posts(WebApp app, String source, String token, int n) {
