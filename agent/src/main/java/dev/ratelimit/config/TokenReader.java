@@ -105,12 +105,13 @@ final class TokenReader {
             reader.errors().add(node, "environment variable " + name + " is not set; it must hold the internal token");
             return null;
         }
-        if (value.isEmpty()) {
-            reader.errors().add(node, "environment variable " + name + " is empty; it must hold the internal token");
-            return null;
-        }
-        byte[] token = value.getBytes(StandardCharsets.UTF_8);
+        // a Kubernetes Secret or a file read into a variable ($(cat token)) often ends in a newline
+        byte[] token = withoutTrailingLineBreaks(value.getBytes(StandardCharsets.UTF_8));
         try {
+            if (token.length == 0) {
+                reader.errors().add(node, "environment variable " + name + " is empty; it must hold the internal token");
+                return null;
+            }
             if (!isHeaderSafe(token)) {
                 reader.errors().add(node, "the token in environment variable " + name + " " + HEADER_UNSAFE);
                 return null;
@@ -170,14 +171,9 @@ final class TokenReader {
             errors.add(node, "cannot read token file " + written + " (" + e.getClass().getSimpleName() + ")");
             return null;
         }
-        int length = content.length;
-        while (length > 0 && (content[length - 1] == '\n' || content[length - 1] == '\r')) {
-            length--;
-        }
-        byte[] token = Arrays.copyOf(content, length);
-        Arrays.fill(content, (byte) 0);
+        byte[] token = withoutTrailingLineBreaks(content);
         try {
-            if (length == 0) {
+            if (token.length == 0) {
                 errors.add(node, "token file " + written + " is empty; it must hold the internal token");
                 return null;
             }
@@ -193,6 +189,20 @@ final class TokenReader {
         } finally {
             Arrays.fill(token, (byte) 0);
         }
+    }
+
+    /**
+     * A copy of {@code content} without its trailing CR and LF bytes; {@code content} is cleared.
+     * An environment variable's token and a file's are trimmed alike.
+     */
+    private static byte[] withoutTrailingLineBreaks(byte[] content) {
+        int length = content.length;
+        while (length > 0 && (content[length - 1] == '\n' || content[length - 1] == '\r')) {
+            length--;
+        }
+        byte[] token = Arrays.copyOf(content, length);
+        Arrays.fill(content, (byte) 0);
+        return token;
     }
 
     private static final String DIGEST_NOT_TOKEN = "starts like a digest; the environment or a file holds the token"

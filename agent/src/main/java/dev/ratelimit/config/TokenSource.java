@@ -15,7 +15,7 @@ public final class TokenSource {
 
     /** Where the token came from. */
     public enum Kind {
-        /** {@code ${env:NAME}}: an environment variable. */
+        /** {@code ${env:NAME}}: an environment variable, trailing newline trimmed. */
         ENV,
         /** {@code ${file:PATH}}: a file, trailing newline trimmed. */
         FILE,

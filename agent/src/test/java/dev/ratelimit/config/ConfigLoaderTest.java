@@ -675,6 +675,32 @@ class ConfigLoaderTest {
     }
 
     /**
+     * A token from the environment loses its trailing line breaks as a token file's does: a
+     * Kubernetes Secret passed as a variable often ends in a newline, and such a token was once
+     * refused as holding control characters, stopping the JVM. Only the end is trimmed.
+     */
+    @Test
+    void anEnvironmentTokenIsTrimmedOfTrailingLineBreaksLikeAFileToken() throws Exception {
+        String yaml = "version: 1\nexempt:\n  header: X-T\n  tokens:\n    - ${env:T}\n";
+        for (String value : List.of(ENV_TOKEN + "\n", ENV_TOKEN + "\r\n", ENV_TOKEN + "\n\n")) {
+            RuleSet rules = ConfigLoader.parse(yaml, "rules.yaml", dir, Map.of("T", value)::get);
+            assertArrayEquals(sha256(ENV_TOKEN), rules.exempt().digests().get(0));
+        }
+        assertEquals(List.of("rules.yaml:5:7: environment variable T is empty; it must hold the internal token"),
+                errorsWith(yaml, Map.of("T", "\r\n")));
+        assertEquals(List.of("rules.yaml:5:7: the token in environment variable T contains spaces, control or"
+                + " non-ASCII characters, which cannot be sent reliably in an HTTP header"),
+                errorsWith(yaml, Map.of("T", "\n" + ENV_TOKEN)));
+    }
+
+    /** The formatted errors of an invalid file read with the environment {@code env}. */
+    List<String> errorsWith(String yaml, Map<String, String> env) {
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> ConfigLoader.parse(yaml, "rules.yaml", dir, env::get));
+        return e.errors().stream().map(ConfigError::format).collect(Collectors.toList());
+    }
+
+    /**
      * A digest in the environment or in a token file is refused too: those hold the token itself,
      * and a digest there (a manifest kept in git) would make the public digest the token. Tokens
      * that only start with the same letters are still tokens.
