@@ -22,8 +22,11 @@ import org.snakeyaml.engine.v2.nodes.Node;
  */
 final class TokenReader {
 
-    /** Shorter literal tokens are guessable, and were most likely meant to be something else. */
-    static final int MIN_LITERAL_LENGTH = 16;
+    /**
+     * Shorter tokens are guessable, wherever they come from; a short literal was most likely meant
+     * to be something else.
+     */
+    static final int MIN_TOKEN_LENGTH = 16;
     private static final long MAX_TOKEN_FILE_SIZE = 64 * 1024;
 
     private static final String HEADER_UNSAFE = "contains spaces, control or non-ASCII characters,"
@@ -87,8 +90,8 @@ final class TokenReader {
                     + " the token; no other prefix or digest is accepted");
             return null;
         }
-        if (text.length() < MIN_LITERAL_LENGTH) {
-            errors.add(node, "this literal token is too short to be a secret: use at least " + MIN_LITERAL_LENGTH
+        if (text.length() < MIN_TOKEN_LENGTH) {
+            errors.add(node, "this literal token is too short to be a secret: use at least " + MIN_TOKEN_LENGTH
                     + " characters, or better ${env:NAME}, ${file:PATH} or sha256:HEX");
             return null;
         }
@@ -118,6 +121,10 @@ final class TokenReader {
             }
             if (looksLikeDigest(new AsciiView(token))) {
                 reader.errors().add(node, "the token in environment variable " + name + " " + DIGEST_NOT_TOKEN);
+                return null;
+            }
+            if (token.length < MIN_TOKEN_LENGTH) {
+                reader.errors().add(node, "the token in environment variable " + name + " " + TOO_SHORT);
                 return null;
             }
             return TokenSource.fromEnvironment(name, token);
@@ -185,6 +192,10 @@ final class TokenReader {
                 errors.add(node, "the token in file " + written + " " + DIGEST_NOT_TOKEN);
                 return null;
             }
+            if (token.length < MIN_TOKEN_LENGTH) {
+                errors.add(node, "the token in file " + written + " " + TOO_SHORT);
+                return null;
+            }
             return TokenSource.fromFile(written, token);
         } finally {
             Arrays.fill(token, (byte) 0);
@@ -204,6 +215,9 @@ final class TokenReader {
         Arrays.fill(content, (byte) 0);
         return token;
     }
+
+    private static final String TOO_SHORT = "is too short to be a secret: use at least " + MIN_TOKEN_LENGTH
+            + " characters (openssl rand -hex 32 makes one)";
 
     private static final String DIGEST_NOT_TOKEN = "starts like a digest; the environment or a file holds the token"
             + " itself (a digest is written sha256:HEX in the rule file)";

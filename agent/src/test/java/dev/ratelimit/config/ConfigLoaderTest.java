@@ -693,6 +693,29 @@ class ConfigLoaderTest {
                 errorsWith(yaml, Map.of("T", "\n" + ENV_TOKEN)));
     }
 
+    /**
+     * Tokens from the environment or a file need the 16 characters a literal needs: a one-letter
+     * token (RATELIMIT_INTERNAL_TOKEN=x) was accepted, and it is guessed at the first try. The
+     * error names the variable or the file, never the value.
+     */
+    @Test
+    void aShortTokenFromTheEnvironmentOrAFileIsRefused() throws Exception {
+        String shortToken = "Qz7shortTok1234";
+        Files.writeString(dir.resolve("short-token"), shortToken + "\n");
+        String yaml = "version: 1\nexempt:\n  header: X-T\n  tokens:\n    - ${env:T}\n    - ${file:short-token}\n";
+        List<String> errors = errorsWith(yaml, Map.of("T", "x"));
+        assertEquals(List.of(
+                "rules.yaml:5:7: the token in environment variable T is too short to be a secret: use at least 16"
+                        + " characters (openssl rand -hex 32 makes one)",
+                "rules.yaml:6:7: the token in file short-token is too short to be a secret: use at least 16"
+                        + " characters (openssl rand -hex 32 makes one)"), errors);
+        assertFalse(errors.toString().contains(shortToken), errors::toString);
+        Files.writeString(dir.resolve("short-token"), shortToken + "5\n");
+        RuleSet rules = ConfigLoader.parse(yaml, "rules.yaml", dir, Map.of("T", shortToken + "6\n")::get);
+        assertArrayEquals(sha256(shortToken + "6"), rules.exempt().digests().get(0));
+        assertArrayEquals(sha256(shortToken + "5"), rules.exempt().digests().get(1));
+    }
+
     /** The formatted errors of an invalid file read with the environment {@code env}. */
     List<String> errorsWith(String yaml, Map<String, String> env) {
         ConfigException e = assertThrows(ConfigException.class,
