@@ -104,10 +104,13 @@ final class NodeReader {
         }
     }
 
-    /** true or false, or null after reporting why not. */
+    /**
+     * true or false, or null after reporting why not. The value is not repeated: the only boolean
+     * setting is a rule's {@code exempt}, where an internal token is easily pasted.
+     */
     Boolean bool(Node node, String what) {
         if (!(node instanceof ScalarNode) || !node.getTag().equals(Tag.BOOL)) {
-            errors.add(node, what + " must be true or false, not " + describeValue(node));
+            errors.add(node, what + " must be true or false, not " + describe(node));
             return null;
         }
         return Boolean.valueOf(((ScalarNode) node).getValue().toLowerCase(Locale.ROOT));
@@ -129,8 +132,8 @@ final class NodeReader {
     }
 
     /**
-     * Like {@link #describe}, but quoting text. Only for settings that cannot hold a secret: numbers
-     * and booleans.
+     * Like {@link #describe}, but quoting text. Only for settings that cannot hold a secret: whole
+     * numbers ({@code limit: five}).
      */
     private static String describeValue(Node node) {
         if (node instanceof ScalarNode && node.getTag().equals(Tag.STR)) {

@@ -321,6 +321,19 @@ class ConfigLoaderTest {
         assertError("- a\n- b\n", 1, 1, "the rule file must be a mapping");
     }
 
+    /**
+     * A rule's exempt: is a boolean, and someone may paste the internal token there. Its value was
+     * echoed ("not the text '...'"); a boolean setting now names only the type.
+     */
+    @Test
+    void aTextWhereExemptWantsABooleanIsNotPrinted() {
+        String token = "my-internal-secret-token-123";
+        List<String> errors = errors(rule("limit: 1\nwindow: 1s\nexempt: " + token));
+        assertEquals(List.of("rules.yaml:6:13: exempt must be true or false, not text"), errors);
+        assertEquals(List.of("rules.yaml:6:13: exempt must be true or false, not a number"),
+                errors(rule("limit: 1\nwindow: 1s\nexempt: 8734982374982374")));
+    }
+
     @Test
     void badLimits() {
         assertError(rule("limit: 0\nwindow: 1s"), 4, 12, "limit must be a whole number of at least 1, not 0");
