@@ -95,7 +95,9 @@ final class TokenReader {
                     + " characters, or better ${env:NAME}, ${file:PATH} or sha256:HEX");
             return null;
         }
-        if (!isHeaderSafe(text.getBytes(StandardCharsets.UTF_8))) {
+        // the characters, not their UTF-8: getBytes writes a lone surrogate ("\ud800" in a
+        // double-quoted value) as '?', which passed as visible ASCII
+        if (!isHeaderSafe(text)) {
             errors.add(node, "this literal token " + HEADER_UNSAFE);
             return null;
         }
@@ -115,7 +117,8 @@ final class TokenReader {
                 reader.errors().add(node, "environment variable " + name + " is empty; it must hold the internal token");
                 return null;
             }
-            if (!isHeaderSafe(token)) {
+            // getBytes writes a lone surrogate (a Windows environment can hold one) as '?'
+            if (!isHeaderSafe(new AsciiView(token)) || value.chars().anyMatch(c -> Character.isSurrogate((char) c))) {
                 reader.errors().add(node, "the token in environment variable " + name + " " + HEADER_UNSAFE);
                 return null;
             }
@@ -184,7 +187,7 @@ final class TokenReader {
                 errors.add(node, "token file " + written + " is empty; it must hold the internal token");
                 return null;
             }
-            if (!isHeaderSafe(token)) {
+            if (!isHeaderSafe(new AsciiView(token))) {
                 errors.add(node, "the token in file " + written + " " + HEADER_UNSAFE);
                 return null;
             }
@@ -227,7 +230,10 @@ final class TokenReader {
         return DIGEST_LIKE.matcher(text).lookingAt();
     }
 
-    /** Visible ASCII bytes read as characters, without copying a secret into a String. */
+    /**
+     * Bytes read as characters, without copying a secret into a String: visible ASCII as itself,
+     * a byte beyond ASCII as a char beyond it ({@code (char) (byte) 0xC3} is U+FFC3).
+     */
     private static final class AsciiView implements CharSequence {
         private final byte[] bytes;
         private final int from;
@@ -264,10 +270,14 @@ final class TokenReader {
         }
     }
 
-    /** Visible ASCII only: what survives a trip through an HTTP header unchanged. */
-    private static boolean isHeaderSafe(byte[] token) {
-        for (byte b : token) {
-            if (b < 0x21 || b > 0x7E) {
+    /**
+     * Visible ASCII only: what survives a trip through an HTTP header unchanged. Bytes are read
+     * through {@link AsciiView}, where a byte beyond ASCII is a char beyond it too.
+     */
+    private static boolean isHeaderSafe(CharSequence token) {
+        for (int i = 0; i < token.length(); i++) {
+            char c = token.charAt(i);
+            if (c < 0x21 || c > 0x7E) {
                 return false;
             }
         }

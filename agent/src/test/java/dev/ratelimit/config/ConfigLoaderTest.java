@@ -729,6 +729,25 @@ class ConfigLoaderTest {
         assertArrayEquals(sha256(shortToken + "5"), rules.exempt().digests().get(1));
     }
 
+    /**
+     * A lone surrogate in a double-quoted literal token was written '?' by getBytes(UTF_8) and the
+     * token accepted: the token in force was not the one written. It is refused as non-ASCII, and
+     * so is a whole character beyond ASCII.
+     */
+    @Test
+    void aLiteralTokenWithALoneSurrogateIsRefused() {
+        String unsafe = "rules.yaml:5:7: this literal token contains spaces, control or non-ASCII characters,"
+                + " which cannot be sent reliably in an HTTP header";
+        for (String token : List.of("SECRETXYZ\\ud800abcdefgh", "SECRETXYZ\\udc00abcdefgh", "SECRETXYZ\\u00e9abcdefgh")) {
+            List<String> errors = errors("version: 1\nexempt:\n  header: X-T\n  tokens:\n    - \"" + token + "\"\n");
+            assertEquals(List.of(unsafe), errors, token);
+        }
+        assertEquals(List.of("rules.yaml:5:7: the token in environment variable T contains spaces, control or"
+                + " non-ASCII characters, which cannot be sent reliably in an HTTP header"),
+                errorsWith("version: 1\nexempt:\n  header: X-T\n  tokens:\n    - ${env:T}\n",
+                        Map.of("T", "SECRETXYZ\ud800abcdefgh")));
+    }
+
     /** The formatted errors of an invalid file read with the environment {@code env}. */
     List<String> errorsWith(String yaml, Map<String, String> env) {
         ConfigException e = assertThrows(ConfigException.class,
