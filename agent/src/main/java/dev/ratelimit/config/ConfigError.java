@@ -3,9 +3,10 @@ package dev.ratelimit.config;
 import java.util.Objects;
 
 /**
- * One problem found in a rule file, with the position of the offending YAML node when there is
- * one. Messages are written for the user and never contain a token or an environment variable's
- * value.
+ * One problem found in a rule file, with the position of the offending YAML node; a problem with
+ * the whole file (empty, not UTF-8, too large, missing) is at line 1, column 1, so that every
+ * error reads {@code FILE:LINE:COLUMN: message} as the contract says. Messages are written for the
+ * user and never contain a token or an environment variable's value.
  */
 public final class ConfigError {
 
@@ -16,14 +17,14 @@ public final class ConfigError {
 
     /**
      * @param file the rule file's path as the user gave it
-     * @param line 1-based line, or 0 when the error has no position
-     * @param column 1-based column, or 0 when the error has no position
+     * @param line 1-based line; below 1 is taken as 1
+     * @param column 1-based column; below 1 is taken as 1
      * @param message what is wrong and what was expected
      */
     public ConfigError(String file, int line, int column, String message) {
         this.file = Objects.requireNonNull(file, "file");
-        this.line = line;
-        this.column = column;
+        this.line = Math.max(line, 1);
+        this.column = Math.max(column, 1);
         this.message = Objects.requireNonNull(message, "message");
     }
 
@@ -32,12 +33,12 @@ public final class ConfigError {
         return file;
     }
 
-    /** The 1-based line of the offending node, or 0 when unknown. */
+    /** The 1-based line of the offending node; 1 for a problem with the whole file. */
     public int line() {
         return line;
     }
 
-    /** The 1-based column of the offending node, or 0 when unknown. */
+    /** The 1-based column of the offending node; 1 for a problem with the whole file. */
     public int column() {
         return column;
     }
@@ -48,16 +49,12 @@ public final class ConfigError {
     }
 
     /**
-     * {@code FILE:LINE:COLUMN: message}, or {@code FILE: message} when there is no position: one
-     * line, whatever the file held. A message repeats values from the file, and a value with a
+     * {@code FILE:LINE:COLUMN: message}: one line, whatever the file held. A message repeats values from the file, and a value with a
      * line break (a quoted {@code "\\n"}, a block scalar) printed as it was made one error
      * look like two, the second with a position of the writer's choosing.
      */
     public String format() {
-        if (line <= 0) {
-            return oneLine(file) + ": " + oneLine(message);
-        }
-        return oneLine(file) + ":" + line + ":" + Math.max(column, 1) + ": " + oneLine(message);
+        return oneLine(file) + ":" + line + ":" + column + ": " + oneLine(message);
     }
 
     /** {@code text} with line breaks and other control characters written as escapes. */

@@ -128,8 +128,9 @@ public final class ConfigLoader {
         }
     }
 
+    /** An error about the whole file: at line 1, column 1, so that it reads FILE:LINE:COLUMN like the rest. */
     private static ConfigException failure(String fileName, String message) {
-        return new ConfigException(List.of(new ConfigError(fileName, 0, 0, message)));
+        return new ConfigException(List.of(new ConfigError(fileName, 1, 1, message)));
     }
 
     /**
@@ -189,7 +190,7 @@ public final class ConfigLoader {
         Optional<Mark> mark = e.getProblemMark().or(e::getContextMark);
         String message = "invalid YAML: " + context + problem;
         if (mark.isEmpty()) {
-            return new ConfigError(fileName, 0, 0, message);
+            return new ConfigError(fileName, 1, 1, message);
         }
         return new ConfigError(fileName, mark.get().getLine() + 1, mark.get().getColumn() + 1, message);
     }

@@ -21,18 +21,18 @@ final class ErrorList {
         add(node.getStartMark().orElse(null), message);
     }
 
-    /** An error at {@code mark}, or without a position when {@code mark} is null. */
+    /** An error at {@code mark}, or at the file's start (1:1) when {@code mark} is null. */
     void add(Mark mark, String message) {
         if (mark == null) {
-            errors.add(new ConfigError(file, 0, 0, message));
+            errors.add(new ConfigError(file, 1, 1, message));
         } else {
             errors.add(new ConfigError(file, mark.getLine() + 1, mark.getColumn() + 1, message));
         }
     }
 
-    /** An error about the whole file. */
+    /** An error about the whole file, at its start (1:1). */
     void add(String message) {
-        errors.add(new ConfigError(file, 0, 0, message));
+        errors.add(new ConfigError(file, 1, 1, message));
     }
 
     boolean isEmpty() {

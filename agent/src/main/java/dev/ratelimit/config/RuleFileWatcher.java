@@ -172,7 +172,7 @@ public final class RuleFileWatcher {
         } catch (RuntimeException | LinkageError | StackOverflowError e) {
             // a bug of ours in the reader must not end the watching: report the version as rejected
             applied = now;
-            listener.rejected(List.of(new ConfigError(file.toString(), 0, 0,
+            listener.rejected(List.of(new ConfigError(file.toString(), 1, 1,
                     "the rule file could not be read (" + e.getClass().getSimpleName() + ")")));
         }
     }

@@ -41,7 +41,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * files generated here: an empty file, a 10 MB file, a file that is not UTF-8, UTF-16 text, and
  * YAML nested thousands of levels deep) must be:
  * <ol>
- *   <li>refused by {@code check} with exit 1, {@code FILE:LINE:COLUMN: message} or {@code FILE: message}
+ *   <li>refused by {@code check} with exit 1, {@code FILE:LINE:COLUMN: message} (1:1 for the whole file)
  *       lines only, no stack trace, within 5 s (in-process for all, forked {@code java -jar} for a handful);
  *   <li>fatal at start-up: exit 78 and the application does not run (a sample of forked JVMs);
  *   <li>harmless during hot reload: the watcher reports it as rejected and never as loaded, so the
@@ -169,7 +169,7 @@ class MalformedRuleFilesIT {
         assertFalse(errors.isBlank(), m + ": no error printed");
         assertFalse(errors.contains("\tat "), () -> m + ": stack trace\n" + errors);
         assertFalse(errors.contains("internal error"), () -> m + ": a bug, not a refusal\n" + errors);
-        Pattern line = Pattern.compile("^" + Pattern.quote(m.file().toString()) + "(:\\d+:\\d+)?: \\S.*$");
+        Pattern line = Pattern.compile("^" + Pattern.quote(m.file().toString()) + ":\\d+:\\d+: \\S.*$");
         for (String l : errors.lines().collect(Collectors.toList())) {
             assertTrue(line.matcher(l).matches(), () -> m + ": not FILE:LINE:COLUMN: message: '" + l + "'\n" + errors);
         }

@@ -122,6 +122,6 @@ class CheckCommandTest {
     @Test
     void missingFile() {
         assertEquals(1, run(dir.resolve("missing.yaml")));
-        assertEquals(dir.resolve("missing.yaml") + ": the rule file does not exist" + System.lineSeparator(), err());
+        assertEquals(dir.resolve("missing.yaml") + ":1:1: the rule file does not exist" + System.lineSeparator(), err());
     }
 }

@@ -453,8 +453,8 @@ class ConfigLoaderTest {
         String flow = "version: 1\nrules: " + "[".repeat(20_000) + "]".repeat(20_000) + "\n";
         ConfigException e = assertThrows(ConfigException.class,
                 () -> ConfigLoader.parse(flow, "rules.yaml", Path.of("."), name -> null));
-        assertEquals(1, e.errors().size(), e.getMessage());
-        assertTrue(e.errors().get(0).format().startsWith("rules.yaml"), e.getMessage());
+        assertEquals(List.of("rules.yaml:1:1: the rule file nests lists or mappings too deeply to be a rule file"),
+                e.errors().stream().map(ConfigError::format).collect(Collectors.toList()));
     }
 
     @Test
@@ -581,8 +581,9 @@ class ConfigLoaderTest {
 
     @Test
     void emptyFile() {
-        assertEquals(List.of("rules.yaml: the rule file is empty; it needs at least 'version: 1'"), errors(""));
-        assertEquals(1, errors("# only a comment\n").size());
+        assertEquals(List.of("rules.yaml:1:1: the rule file is empty; it needs at least 'version: 1'"), errors(""));
+        assertEquals(List.of("rules.yaml:1:1: the rule file is empty; it needs at least 'version: 1'"),
+                errors("# only a comment\n"));
     }
 
     @Test
@@ -884,7 +885,7 @@ class ConfigLoaderTest {
         Path file = dir.resolve("latin1.yaml");
         Files.write(file, "version: 1\n# caf\u00e9\n".getBytes(StandardCharsets.ISO_8859_1));
         ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(file, ENV));
-        assertEquals(List.of(file + ": the rule file is not valid UTF-8 text"),
+        assertEquals(List.of(file + ":1:1: the rule file is not valid UTF-8 text"),
                 e.errors().stream().map(ConfigError::format).collect(Collectors.toList()));
     }
 
@@ -902,8 +903,9 @@ class ConfigLoaderTest {
         ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(file, ENV));
         assertEquals(1, e.errors().size());
         ConfigError error = e.errors().get(0);
-        assertEquals(0, error.line());
-        assertTrue(error.format().startsWith(file + ": the rule file is "), error.format());
+        assertEquals(1, error.line());
+        assertEquals(1, error.column());
+        assertTrue(error.format().startsWith(file + ":1:1: the rule file is "), error.format());
         assertTrue(error.message().contains("limited to 1 MB"), error.message());
     }
 
@@ -917,7 +919,7 @@ class ConfigLoaderTest {
     void devicesAreReadNoFurtherThanTheLimitsAndPipesCanBeRead() throws Exception {
         Path zero = Path.of("/dev/zero");
         ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(zero, ENV));
-        assertEquals(zero + ": the rule file is larger than 1 MB; rule files are limited to 1 MB",
+        assertEquals(zero + ":1:1: the rule file is larger than 1 MB; rule files are limited to 1 MB",
                 e.errors().get(0).format());
 
         Path rules = dir.resolve("tokens.yaml");
@@ -967,6 +969,8 @@ class ConfigLoaderTest {
     void missingFile() {
         Path file = dir.resolve("nope.yaml");
         ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(file, ENV));
-        assertEquals(file + ": the rule file does not exist", e.errors().get(0).format());
+        assertEquals(file + ":1:1: the rule file does not exist", e.errors().get(0).format());
+        ConfigException directory = assertThrows(ConfigException.class, () -> ConfigLoader.load(dir, ENV));
+        assertEquals(dir + ":1:1: is a directory, not a rule file", directory.errors().get(0).format());
     }
 }

@@ -90,6 +90,7 @@ class RuleConfigTest {
     @Test
     void errorFormat() {
         assertEquals("a.yaml:3:7: bad", new ConfigError("a.yaml", 3, 7, "bad").format());
-        assertEquals("a.yaml: bad", new ConfigError("a.yaml", 0, 0, "bad").format());
+        // the contract's FILE:LINE:COLUMN for every error: no position is the file's start
+        assertEquals("a.yaml:1:1: bad", new ConfigError("a.yaml", 0, 0, "bad").format());
     }
 }
