@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
 import org.snakeyaml.engine.v2.api.LoadSettings;
-import org.snakeyaml.engine.v2.api.lowlevel.Compose;
 import org.snakeyaml.engine.v2.exceptions.Mark;
 import org.snakeyaml.engine.v2.exceptions.MarkedYamlEngineException;
 import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
@@ -32,9 +31,6 @@ public final class ConfigLoader {
 
     /** Larger files are refused before parsing: a rule file is a few kilobytes. */
     public static final long MAX_FILE_SIZE = 1024 * 1024;
-
-    /** Enough for any honest use of anchors, far too few for an alias bomb ("billion laughs"). */
-    private static final int MAX_ALIASES = 20;
 
     private ConfigLoader() {
     }
@@ -151,22 +147,21 @@ public final class ConfigLoader {
         LoadSettings settings = LoadSettings.builder()
                 .setLabel(fileName)
                 .setSchema(new CoreSchema())
-                .setMaxAliasesForCollections(MAX_ALIASES)
+                // aliases are bounded by what expanding them costs, not by their number (BoundedComposer)
+                .setMaxAliasesForCollections(Integer.MAX_VALUE)
                 .setAllowRecursiveKeys(false)
                 .setCodePointLimit((int) MAX_FILE_SIZE + 1)
                 .build();
         Optional<Node> root;
         try {
-            root = new Compose(settings).composeString(text);
+            root = new BoundedComposer(settings, text).getSingleNode();
+            root.ifPresent(BoundedComposer::checkTreeSize);
+        } catch (BoundedComposer.OverBudget e) {
+            throw new ConfigException(List.of(at(fileName, e.mark(), e.getMessage())));
         } catch (MarkedYamlEngineException e) {
             throw new ConfigException(List.of(syntaxError(fileName, e)));
         } catch (YamlEngineException e) {
-            String message = firstLine(e.getMessage());
-            if (message.contains("aliases")) {
-                throw failure(fileName, "the rule file uses more than " + MAX_ALIASES + " aliases (*name) of lists"
-                        + " or mappings; write the values out instead");
-            }
-            throw failure(fileName, "invalid YAML: " + message);
+            throw failure(fileName, "invalid YAML: " + firstLine(e.getMessage()));
         } catch (RuntimeException e) {
             // The parser is not ours; whatever it throws, the user gets a message and no stack trace.
             throw failure(fileName, "invalid YAML (" + e.getClass().getSimpleName() + ")");
@@ -187,12 +182,13 @@ public final class ConfigLoader {
         String problem = e.getProblem() == null ? "syntax error" : withoutNames(firstLine(e.getProblem()));
         String context = firstLine(e.getContext());
         context = context.isEmpty() ? "" : context + ", ";
-        Optional<Mark> mark = e.getProblemMark().or(e::getContextMark);
-        String message = "invalid YAML: " + context + problem;
-        if (mark.isEmpty()) {
-            return new ConfigError(fileName, 1, 1, message);
-        }
-        return new ConfigError(fileName, mark.get().getLine() + 1, mark.get().getColumn() + 1, message);
+        return at(fileName, e.getProblemMark().or(e::getContextMark), "invalid YAML: " + context + problem);
+    }
+
+    /** An error at {@code mark}, or at the file's start when there is none. */
+    private static ConfigError at(String fileName, Optional<Mark> mark, String message) {
+        return mark.map(m -> new ConfigError(fileName, m.getLine() + 1, m.getColumn() + 1, message))
+                .orElseGet(() -> new ConfigError(fileName, 1, 1, message));
     }
 
     /**
