@@ -111,14 +111,18 @@ public final class KeyResolver {
 
     /**
      * Whether a class has a {@code toString} of its own, or of a superclass other than
-     * {@code Object}: asked once per class.
+     * {@code Object}: asked once per class. Whatever the question throws is taken for yes, with
+     * nothing said: listing a class's methods resolves every type they name, and a method naming
+     * a class its loader cannot find (an optional dependency) threw NoClassDefFoundError, which a
+     * ClassValue does not keep, so every call asked again and failed, and the rule limited no one
+     * (review of the twenty-third round).
      */
     private static final ClassValue<Boolean> OWN_TO_STRING = new ClassValue<>() {
         @Override
         protected Boolean computeValue(Class<?> type) {
             try {
                 return type.getMethod("toString").getDeclaringClass() != Object.class;
-            } catch (NoSuchMethodException | SecurityException e) {
+            } catch (NoSuchMethodException | RuntimeException | LinkageError e) {
                 return true;
             }
         }

@@ -47,6 +47,69 @@ class KeyResolverTest {
 
     enum Color { RED }
 
+    /** Stands for an optional dependency the loader of {@link UserId} cannot find. */
+    public static final class MissingDependency {
+    }
+
+    /** A key value with its own toString and a public method naming a type its loader cannot find. */
+    public static final class UserId {
+        public MissingDependency audit() {
+            return null;
+        }
+
+        @Override
+        public String toString() {
+            return "ann";
+        }
+    }
+
+    /** {@link UserId} defined by a loader that cannot find {@link MissingDependency}. */
+    private static Class<?> userIdWithoutAbsent() throws Exception {
+        String wanted = UserId.class.getName();
+        String missing = MissingDependency.class.getName();
+        ClassLoader loader = new ClassLoader(KeyResolverTest.class.getClassLoader()) {
+            @Override
+            protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+                synchronized (getClassLoadingLock(name)) {
+                    if (name.equals(missing)) {
+                        throw new ClassNotFoundException(name);
+                    }
+                    if (!name.equals(wanted)) {
+                        return super.loadClass(name, resolve);
+                    }
+                    Class<?> known = findLoadedClass(name);
+                    if (known != null) {
+                        return known;
+                    }
+                    try (java.io.InputStream in = getParent().getResourceAsStream(name.replace('.', '/') + ".class")) {
+                        byte[] bytes = in.readAllBytes();
+                        return defineClass(name, bytes, 0, bytes.length);
+                    } catch (java.io.IOException e) {
+                        throw new ClassNotFoundException(name, e);
+                    }
+                }
+            }
+        };
+        return Class.forName(wanted, true, loader);
+    }
+
+    /**
+     * Listing the methods of such a class throws NoClassDefFoundError: the question whether its
+     * toString is Object's failed on every call, and the key with it, so the rule limited no one
+     * (review of the twenty-third round's warning). Its own toString is the key, with no warning.
+     */
+    @Test
+    void aKeyWhoseMethodsCannotBeListedIsStillItsToString() throws Exception {
+        Object user = userIdWithoutAbsent().getDeclaredConstructor().newInstance();
+        assertThrows(NoClassDefFoundError.class, () -> user.getClass().getMethods(), "the case under test");
+        try (dev.ratelimit.testing.LogCapture log = dev.ratelimit.testing.LogCapture.open()) {
+            for (int i = 0; i < 3; i++) {
+                assertEquals("ann", key("arg0", user));
+            }
+            assertEquals(java.util.List.of(), log.messages());
+        }
+    }
+
     /** A key value with Object's toString. */
     static final class Caller {
     }
