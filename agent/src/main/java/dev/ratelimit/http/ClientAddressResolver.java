@@ -15,13 +15,18 @@ import java.util.List;
  * read, right to left, and the right-most address that is not a trusted proxy is the client; when
  * every address is trusted, the left-most one is.
  *
- * <p>Invariant: a request can never earn a fresh budget by making up header values. Whatever in
- * the chain is not a plain IP literal (a host name, {@code unknown}, an obfuscated {@code _id}, an
- * empty entry, a control character, an over-long value), and a chain of more than
+ * <p>Invariant: a request can never earn a fresh budget by making up header values. The chain is
+ * read from its right end, line by line from the last, and only as far as the chosen address:
+ * whatever is walked over on the way was appended by trusted proxies, and whatever there is not a
+ * plain IP literal (a host name, {@code unknown}, an obfuscated {@code _id}, an empty entry, a
+ * control character, an element whose quotes do not close), and a walk of more than
  * {@value #MAX_CHAIN_ENTRIES} entries or {@value #MAX_CHAIN_CHARS} characters, makes the peer the
- * client. Garbage to the <em>left</em> of the chosen address does not matter and is never looked at:
- * those entries were written by the client or by untrusted hops, which could have written anything
- * anyway; only entries appended by trusted proxies, right of the chosen one, are trusted claims.
+ * client. What lies <em>left</em> of the chosen address is never looked at, not even its size or
+ * its quotes: it was written by the client or by untrusted hops, which could write anything. Once
+ * counted against the whole chain (a client's 64 made-up entries, or a {@code Forwarded} line left
+ * inside a quoted-string), it made the trusted proxy's own address the key, so a client could pick
+ * the proxy's budget and use it up (review of the twenty-third round). Each line is read on its
+ * own: a quoted-string never spans lines, so no line can swallow the next.
  *
  * <p>Keys: IPv4 clients as the dotted quad ({@code 203.0.113.7}); IPv6 clients as the network
  * under {@link ClientConfig#ipv6Prefix()} ({@code 2001:db8:1:2::/64}), since one subscriber usually
@@ -83,13 +88,8 @@ public final class ClientAddressResolver {
         if (!peer.trusted || (xForwardedFor.isEmpty() && forwarded.isEmpty())) {
             return peer.key;
         }
-        String chain = joinBounded(xForwardedFor.isEmpty() ? forwarded : xForwardedFor);
-        if (chain == null) {
-            return peer.key;
-        }
-        List<String> entries = !xForwardedFor.isEmpty() ? xForwardedForEntries(chain)
-                : quotesClose(forwarded) ? forwardedNodes(chain) : null;
-        byte[] client = entries == null ? null : rightMostUntrusted(entries);
+        boolean xff = !xForwardedFor.isEmpty();
+        byte[] client = rightMostUntrusted(xff ? xForwardedFor : forwarded, xff);
         return client == null ? peer.key : key(client);
     }
 
@@ -164,103 +164,81 @@ public final class ClientAddressResolver {
         return IpLiterals.format(network) + ipv6Suffix;
     }
 
-    /**
-     * Walks the chain from the right: the first address that is not trusted, or the left-most when
-     * all are; null as soon as an entry on the way is not an address.
-     */
-    private byte[] rightMostUntrusted(List<String> entries) {
-        for (int i = entries.size() - 1; ; i--) {
-            byte[] address = IpLiterals.parse(entries.get(i), true);
-            if (address == null || i == 0 || !isTrusted(address)) {
-                return address;
-            }
-        }
-    }
-
-    /** The comma-separated entries, trimmed; null when there are more than {@link #MAX_CHAIN_ENTRIES}. */
-    private static List<String> xForwardedForEntries(String chain) {
-        List<String> entries = new ArrayList<>();
-        int start = 0;
-        while (entries.size() < MAX_CHAIN_ENTRIES) {
-            int comma = chain.indexOf(',', start);
-            if (comma < 0) {
-                entries.add(trim(chain, start, chain.length()));
-                return entries;
-            }
-            entries.add(trim(chain, start, comma));
-            start = comma + 1;
-        }
-        return null;
-    }
+    /** {@link #previousSeparator}'s answer for a line whose quotes do not close before its start. */
+    private static final int UNBALANCED = -2;
+    /** {@link #previousSeparator}'s answer when the walk's budget of characters ran out. */
+    private static final int TOO_LONG = -3;
 
     /**
-     * The {@code for=} node of each RFC 7239 element, null for an element without exactly one
-     * well-formed {@code for} pair; null when there are more than {@link #MAX_CHAIN_ENTRIES} elements.
+     * Walks the chain from its right end, the lines from the last and each line's entries from its
+     * end: the first address that is not a trusted proxy, or the left-most when all are; null as
+     * soon as an entry on the way is not an address, or the walk passes
+     * {@link #MAX_CHAIN_ENTRIES} entries or {@link #MAX_CHAIN_CHARS} characters.
+     *
+     * @param lines the header's lines, in order (a null line is one empty entry)
+     * @param xff whether they are {@code X-Forwarded-For} lines, else {@code Forwarded} lines
      */
-    private static List<String> forwardedNodes(String chain) {
-        List<String> nodes = new ArrayList<>();
-        int start = 0;
-        while (nodes.size() < MAX_CHAIN_ENTRIES) {
-            int comma = nextSeparator(chain, start, chain.length(), ',');
-            nodes.add(forNode(chain, start, comma));
-            if (comma == chain.length()) {
-                return nodes;
+    private byte[] rightMostUntrusted(List<String> lines, boolean xff) {
+        int entries = 0;
+        int budget = MAX_CHAIN_CHARS;
+        byte[] leftMost = null;
+        for (int l = lines.size() - 1; l >= 0; l--) {
+            String line = lines.get(l) == null ? "" : lines.get(l);
+            int end = line.length();
+            while (true) {
+                int separator = previousSeparator(line, end, budget, xff);
+                if (separator < -1 || ++entries > MAX_CHAIN_ENTRIES) {
+                    return null;
+                }
+                budget -= end - separator;
+                String entry = xff ? trim(line, separator + 1, end) : forNode(line, separator + 1, end);
+                byte[] address = entry == null ? null : IpLiterals.parse(entry, true);
+                if (address == null || !isTrusted(address)) {
+                    return address;
+                }
+                leftMost = address;
+                if (separator < 0) {
+                    break;
+                }
+                end = separator;
             }
-            start = comma + 1;
         }
-        return null;
+        return leftMost;
     }
 
     /**
-     * Whether every quoted-string opened in a {@code Forwarded} line is closed in that line. A line
-     * ending inside a quoted-string would swallow what the next line, or the rest of the line,
-     * says once the lines are joined: a client sending {@code for=198.18.0.1;x="} would hide the
-     * element its trusted proxy appends, and its own made-up address would become the key.
+     * The index of the last entry separator ({@code ,}) before {@code end}, read right to left
+     * (in a {@code Forwarded} line, outside quoted-strings); -1 when the entry starts the line;
+     * {@link #UNBALANCED} when a {@code Forwarded} line's quotes do not close before its start;
+     * {@link #TOO_LONG} when no separator lies within {@code budget} characters before {@code end}.
+     * Read from the right, an element a proxy appends is found whatever the client wrote before it:
+     * its own text holds no open quote.
      */
-    private static boolean quotesClose(List<String> lines) {
-        for (String line : lines) {
-            if (line != null && insideQuotesAtEnd(line)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static boolean insideQuotesAtEnd(String line) {
+    private static int previousSeparator(String line, int end, int budget, boolean xff) {
+        int floor = Math.max(0, end - budget);
         boolean quoted = false;
-        for (int i = 0; i < line.length(); i++) {
+        for (int i = end - 1; i >= floor; i--) {
             char c = line.charAt(i);
-            if (quoted && c == '\\') {
-                i++;
-            } else if (c == '"') {
+            if (c == ',' && !quoted) {
+                return i;
+            }
+            if (c == '"' && !xff && !escaped(line, i)) {
                 quoted = !quoted;
             }
         }
-        return quoted;
+        if (floor > 0) {
+            return TOO_LONG;
+        }
+        return quoted ? UNBALANCED : -1;
     }
 
-    /** All lines joined by commas, or null when they hold more than {@link #MAX_CHAIN_CHARS} characters. */
-    private static String joinBounded(List<String> lines) {
-        int length = lines.size() - 1;
-        for (String line : lines) {
-            length += line == null ? 0 : line.length();
-            if (length > MAX_CHAIN_CHARS) {
-                return null;
-            }
+    /** Whether the character at {@code at} follows an odd number of backslashes. */
+    private static boolean escaped(String line, int at) {
+        int backslashes = 0;
+        while (at - 1 - backslashes >= 0 && line.charAt(at - 1 - backslashes) == '\\') {
+            backslashes++;
         }
-        if (lines.size() == 1) {
-            return lines.get(0) == null ? "" : lines.get(0);
-        }
-        StringBuilder chain = new StringBuilder(length);
-        for (int i = 0; i < lines.size(); i++) {
-            if (i > 0) {
-                chain.append(',');
-            }
-            if (lines.get(i) != null) {
-                chain.append(lines.get(i));
-            }
-        }
-        return chain.toString();
+        return (backslashes & 1) == 1;
     }
 
     /**

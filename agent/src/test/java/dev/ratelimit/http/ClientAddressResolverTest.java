@@ -135,19 +135,34 @@ class ClientAddressResolverTest {
         assertEquals("192.0.2.9", xff("127.0.0.1", "not-an-address", "192.0.2.9"));
     }
 
+    /**
+     * A client's huge header left of what its proxy appends is never read: the proxy's entry is the
+     * key. Its size once made the peer (the trusted proxy) the key, so a client could choose the
+     * proxy's budget, use it up, and lock out the proxy's own requests (a load balancer's health
+     * checks): review of the twenty-third round, where this test asserted the peer. An entry the
+     * walk must read that is over-long still gives the peer.
+     */
     @Test
-    void hugeHeaderFallsBackToThePeer() {
+    void aHugeHeaderLeftOfTheChosenAddressIsNeverRead() {
         String tenKb = IntStream.range(0, 800).mapToObj(i -> "192.0.2." + (i % 250)).collect(Collectors.joining(","));
-        assertEquals("127.0.0.1", xff("127.0.0.1", tenKb + ", 198.51.100.1"));
+        assertEquals("198.51.100.1", xff("127.0.0.1", tenKb + ", 198.51.100.1"));
+        assertEquals("198.51.100.1", xff("127.0.0.1", tenKb, "198.51.100.1"), "the proxy's own line");
         List<String> manyLines = Collections.nCopies(2000, "198.51.100.1");
-        assertEquals("127.0.0.1", BEHIND_PROXIES.clientKey("127.0.0.1", manyLines, List.of()));
-        assertEquals("127.0.0.1", xff("127.0.0.1", " ".repeat(8200) + "198.51.100.1"));
+        assertEquals("198.51.100.1", BEHIND_PROXIES.clientKey("127.0.0.1", manyLines, List.of()));
+        assertEquals("127.0.0.1", xff("127.0.0.1", " ".repeat(8200) + "198.51.100.1"), "one entry of 8,212 characters");
+        assertEquals("127.0.0.1", xff("127.0.0.1", "198.51.100.1, " + " ".repeat(8200) + "10.0.0.1"),
+                "a trusted entry the walk reads past its budget");
     }
 
+    /**
+     * The 64 entries are those the walk reads: a client's made-up entries left of the chosen
+     * address do not count (they made the proxy the key before; review of the twenty-third round).
+     */
     @Test
-    void chainOfMoreThan64EntriesFallsBackToThePeer() {
+    void aWalkOfMoreThan64EntriesFallsBackToThePeer() {
         String hundred = IntStream.range(0, 100).mapToObj(i -> "192.0.2." + i).collect(Collectors.joining(","));
-        assertEquals("127.0.0.1", xff("127.0.0.1", hundred));
+        assertEquals("192.0.2.99", xff("127.0.0.1", hundred));
+        assertEquals("192.0.2.99", fwd("127.0.0.1", hundred.replace("192", "for=192")));
         String sixtyFive = IntStream.range(0, 65).mapToObj(i -> "10.0.0." + i).collect(Collectors.joining(","));
         assertEquals("127.0.0.1", xff("127.0.0.1", sixtyFive));
         String sixtyFour = IntStream.range(0, 64).mapToObj(i -> "10.0.0." + i).collect(Collectors.joining(","));
@@ -305,15 +320,20 @@ class ClientAddressResolverTest {
      * A client's own Forwarded line left inside a quoted-string would swallow the element its
      * trusted proxy appends, on the next line or later in the same one, and the client's made-up
      * address would be the only one left (review of the twenty-first round: 10 requests of 10 passed
-     * a limit of 2, each naming a new address). Such a chain is not believed: the peer is the key.
+     * a limit of 2, each naming a new address). Read from the right, line by line, the element the
+     * proxy appends is found whatever the client wrote: it is the key. The peer was the key until
+     * the twenty-third round, which a client could use to be counted as its proxy (review).
      */
     @ParameterizedTest
     @ValueSource(strings = {"for=198.18.0.1;x=\"", "for=198.18.0.1;x=a\"", "for=198.18.0.1;x=\"a\\\"",
             "for=\"198.18.0.1", "x=\"a\";y=\"", "\"for=198.18.0.1"})
     void aQuoteLeftOpenCannotSwallowWhatTheProxyAppends(String clientLine) {
-        assertEquals("127.0.0.1", fwd("127.0.0.1", clientLine, "for=203.0.113.7"), "the proxy's own line");
-        assertEquals("127.0.0.1", fwd("127.0.0.1", clientLine + ", for=203.0.113.7"), "appended to the client's line");
-        assertEquals("127.0.0.1", fwd("127.0.0.1", clientLine, "for=203.0.113.7", "for=10.0.0.1"), "two trusted hops");
+        assertEquals("203.0.113.7", fwd("127.0.0.1", clientLine, "for=203.0.113.7"), "the proxy's own line");
+        assertEquals("203.0.113.7", fwd("127.0.0.1", clientLine + ", for=203.0.113.7"), "appended to the client's line");
+        assertEquals("203.0.113.7", fwd("127.0.0.1", clientLine, "for=203.0.113.7", "for=10.0.0.1"), "two trusted hops");
+        assertEquals("203.0.113.7", fwd("127.0.0.1", clientLine + ", for=\"203.0.113.7:4711\""), "a quoted element appended");
+        assertEquals("127.0.0.1", fwd("127.0.0.1", clientLine, "for=10.0.0.2"),
+                "reached by the walk (a trusted hop left of it), the open quote is not believed");
     }
 
     @ParameterizedTest
