@@ -85,11 +85,9 @@ final class AttachCommand {
             }
             if (report.startsWith("not attached")) {
                 err.println("attach: process " + pid + " (Java " + version + "): " + report);
-                if (file == null) {
-                    // a relative path in the report is the target's, not this command's
-                    err.println("attach: no FILE was given, so the target read its RATELIMIT_CONFIG, or else"
-                            + " ratelimit.yaml in its own working directory, "
-                            + properties.getProperty("user.dir", "(unknown)") + "; give the file: attach " + pid + " FILE");
+                String hint = missingFileHint(report, file, pid, properties.getProperty("user.dir", "(unknown)"));
+                if (hint != null) {
+                    err.println(hint);
                 }
                 return 1;
             }
@@ -112,6 +110,19 @@ final class AttachCommand {
                 // the process may be gone; nothing to release
             }
         }
+    }
+
+    /**
+     * What to add to a refusal when no file was given and the target found none where it looked:
+     * a relative path in its report is the target's, not this command's. Null otherwise (a file
+     * the target found and refused needs no word on where it looked).
+     */
+    static String missingFileHint(String report, String file, String pid, String targetDirectory) {
+        if (file != null || !report.contains("the rule file does not exist")) {
+            return null;
+        }
+        return "attach: no FILE was given, so the target read its RATELIMIT_CONFIG, or else ratelimit.yaml in its"
+                + " own working directory, " + targetDirectory + "; give the file: attach " + pid + " FILE";
     }
 
     /**

@@ -31,4 +31,18 @@ class CommandLineTest {
         assertTrue(shown.toString(StandardCharsets.UTF_8).startsWith("rate-limit-agent "));
         assertEquals(2, run(new ByteArrayOutputStream(), new ByteArrayOutputStream(), "check", "a.yaml", "extra"));
     }
+
+    /**
+     * attach without a file: the target's working directory is named only when the target found
+     * no file there; it was named, with "give the file", for a file found and refused (review).
+     */
+    @Test
+    void attachNamesTheTargetsDirectoryOnlyForAFileItDidNotFind() {
+        String missing = "not attached: ratelimit.yaml:1:1: the rule file does not exist";
+        String hint = AttachCommand.missingFileHint(missing, null, "42", "/srv/app");
+        assertTrue(hint.contains("ratelimit.yaml in its own working directory, /srv/app"), hint);
+        assertEquals(null, AttachCommand.missingFileHint("not attached: the configuration is invalid (1 error):"
+                + " ratelimit.yaml:3:12: limit must be a whole number", null, "42", "/srv/app"));
+        assertEquals(null, AttachCommand.missingFileHint(missing, "/etc/rules.yaml", "42", "/srv/app"));
+    }
 }

@@ -207,7 +207,7 @@ class AttachIT {
             // target's, which the command says, with the target's working directory
             ForkedJvm.Result noFile = attach(jdk, app.pid(), null);
             assertEquals(1, noFile.exitCode, () -> noFile + "\n" + app.output());
-            assertTrue(noFile.stderr.contains("ratelimit.yaml: the rule file does not exist"), noFile::toString);
+            assertTrue(noFile.stderr.contains("ratelimit.yaml:1:1: the rule file does not exist"), noFile::toString);
             assertTrue(noFile.stderr.contains("ratelimit.yaml in its own working directory, /"), noFile::toString);
 
             ForkedJvm.Result refused = attach(jdk, app.pid(), bad);
