@@ -9,6 +9,7 @@ import org.snakeyaml.engine.v2.exceptions.Mark;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
 import org.snakeyaml.engine.v2.nodes.Node;
 import org.snakeyaml.engine.v2.nodes.NodeTuple;
+import org.snakeyaml.engine.v2.nodes.ScalarNode;
 import org.snakeyaml.engine.v2.nodes.SequenceNode;
 import org.snakeyaml.engine.v2.parser.ParserImpl;
 import org.snakeyaml.engine.v2.scanner.StreamReader;
@@ -42,6 +43,14 @@ final class BoundedComposer extends Composer {
      */
     static final int MAX_TREE_NODES = 1_000_000;
 
+    /**
+     * The characters of the tree's scalars, aliases expanded: eight times what the largest file
+     * holds written out. A scalar is one node however long, so a 300 KB text used through an alias
+     * 80,000 times passed the node budget, and reading it ran out of memory (review of the
+     * twenty-third round).
+     */
+    static final long MAX_TREE_CHARS = 8L * ConfigLoader.MAX_FILE_SIZE;
+
     private long merged;
 
     BoundedComposer(LoadSettings settings, String text) {
@@ -68,9 +77,16 @@ final class BoundedComposer extends Composer {
         Deque<Node> pending = new ArrayDeque<>();
         pending.push(root);
         long counted = 1;
+        long chars = 0;
         while (!pending.isEmpty()) {
             Node node = pending.pop();
-            if (node instanceof SequenceNode) {
+            if (node instanceof ScalarNode) {
+                chars += ((ScalarNode) node).getValue().length();
+                if (chars > MAX_TREE_CHARS) {
+                    throw new OverBudget(Optional.empty(), "the rule file's values hold more than " + MAX_TREE_CHARS
+                            + " characters once its aliases (*name) are expanded; write the values out instead");
+                }
+            } else if (node instanceof SequenceNode) {
                 for (Node item : ((SequenceNode) node).getValue()) {
                     counted = count(counted, 1);
                     pending.push(item);

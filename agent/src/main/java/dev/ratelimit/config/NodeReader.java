@@ -125,10 +125,24 @@ final class NodeReader {
         }
         E value = fromYaml.apply(text);
         if (value == null) {
-            errors.add(node, "unknown " + what + " '" + text + "'; expected one of "
+            errors.add(node, "unknown " + what + " " + quoted(text) + "; expected one of "
                     + Arrays.stream(values).map(yamlName).collect(Collectors.joining(", ")));
         }
         return value;
+    }
+
+    /** Longer text quoted in a message is cut to this many characters. */
+    static final int MAX_QUOTED = 64;
+
+    /**
+     * {@code text} in quotes as a message gives it: whole up to {@link #MAX_QUOTED} characters,
+     * else its start and its length. A 300 KB value, quoted whole by each of its thousands of uses
+     * through an alias, filled the heap while the errors were listed (review of the twenty-third
+     * round).
+     */
+    static String quoted(String text) {
+        return text.length() <= MAX_QUOTED ? "'" + text + "'"
+                : "'" + text.substring(0, MAX_QUOTED) + "...' (" + text.length() + " characters)";
     }
 
     /**
@@ -137,7 +151,7 @@ final class NodeReader {
      */
     private static String describeValue(Node node) {
         if (node instanceof ScalarNode && node.getTag().equals(Tag.STR)) {
-            return "the text '" + ((ScalarNode) node).getValue() + "'";
+            return "the text " + quoted(((ScalarNode) node).getValue());
         }
         if (node instanceof ScalarNode && (node.getTag().equals(Tag.INT) || node.getTag().equals(Tag.FLOAT))) {
             return "the number " + ((ScalarNode) node).getValue();

@@ -885,6 +885,33 @@ class ConfigLoaderTest {
         assertEquals(List.of(TOO_MANY_VALUES), refusedQuicklyInBoundedMemory("version: 1\nrules: &a [*a]\n"));
     }
 
+    /**
+     * A scalar is one node however long: a 300 KB text used through an alias 80,000 times (860 KB
+     * of file) passed the node budget, and reading it ran out of memory quoting the text in each
+     * use's error; a 60 KB token aliased 200 times was read for 30 s (review of the twenty-third
+     * round). The characters of the expanded tree are bounded too.
+     */
+    @Test
+    void aLongTextUsedThroughAliasesFailsFastWithAnError() {
+        String text = "x".repeat(300_000);
+        // parsing 860 KB of YAML allocates about 250 MB, whatever it holds; expanded, it was 24 GB
+        assertEquals(List.of(TOO_MANY_CHARS), refusedQuicklyInBoundedMemory("version: 1\ns: &s '" + text + "'\nrules:\n"
+                + "  - &r {name: r, limit: *s, window: 1s}\n" + "  - *r\n".repeat(80_000), 512));
+        assertEquals(List.of(TOO_MANY_CHARS), refusedQuicklyInBoundedMemory("version: 1\nexempt:\n  header: X-T\n"
+                + "  tokens: [&t '" + "t".repeat(60_000) + "'" + ", *t".repeat(200) + "]\n"));
+    }
+
+    static final String TOO_MANY_CHARS = "rules.yaml:1:1: the rule file's values hold more than 8388608 characters"
+            + " once its aliases (*name) are expanded; write the values out instead";
+
+    /** An error quoting a long text quotes its start and its length. */
+    @Test
+    void aLongTextInAnErrorIsQuotedShort() {
+        List<String> errors = errors("version: 1\nrules:\n  - {name: r, limit: '" + "9x".repeat(100) + "', window: 1s}\n");
+        assertEquals(1, errors.size(), errors::toString);
+        assertTrue(errors.get(0).contains("'" + "9x".repeat(32) + "...' (200 characters)"), errors.get(0));
+    }
+
     static final String TOO_MANY_VALUES = "rules.yaml:1:1: the rule file holds more than 1000000 values once its"
             + " aliases (*name) are expanded, or an alias is inside what it names; write the values out instead";
 
@@ -906,13 +933,18 @@ class ConfigLoaderTest {
 
     /** The errors of {@code yaml}, which must come within 5 seconds and 32 MB of allocation. */
     List<String> refusedQuicklyInBoundedMemory(String yaml) {
+        return refusedQuicklyInBoundedMemory(yaml, 32);
+    }
+
+    /** The errors of {@code yaml}, which must come within 5 seconds and {@code megabytes} of allocation. */
+    List<String> refusedQuicklyInBoundedMemory(String yaml, int megabytes) {
         com.sun.management.ThreadMXBean threads =
                 (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
         return assertTimeoutPreemptively(Duration.ofSeconds(5), () -> {
             long before = threads.getCurrentThreadAllocatedBytes();
             List<String> errors = errors(yaml);
             long allocated = threads.getCurrentThreadAllocatedBytes() - before;
-            assertTrue(allocated < 32L << 20, "allocated " + (allocated >> 20) + " MB");
+            assertTrue(allocated < (long) megabytes << 20, "allocated " + (allocated >> 20) + " MB");
             return errors;
         });
     }
