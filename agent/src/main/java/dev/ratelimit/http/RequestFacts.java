@@ -53,6 +53,7 @@ final class RequestFacts implements RequestKeys {
     public String clientIp() {
         String ip = clientIp;
         if (ip == null) {
+            ContainerForwarding.lookAt(api, request);
             String peer = api.remoteAddr(request);
             ip = clients.untrustedPeerKey(peer);
             if (ip == null) {

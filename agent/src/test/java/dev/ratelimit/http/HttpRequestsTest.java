@@ -20,6 +20,7 @@ import dev.ratelimit.limit.Limiter;
 import dev.ratelimit.limit.RequestKeys;
 import dev.ratelimit.limit.StoreUnavailableException;
 import dev.ratelimit.limit.ThreadCalls;
+import dev.ratelimit.testing.LogCapture;
 import dev.ratelimit.testing.WindowGuard;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -89,6 +90,38 @@ class HttpRequestsTest {
             gate.exit(servlet.request, servlet.response, facts, null);
         }
         return facts;
+    }
+
+    /**
+     * Tomcat's RemoteIpValve (which Spring Boot installs on Kubernetes and with
+     * forward-headers-strategy=native) replaces the remote address from X-Forwarded-For before the
+     * agent sees it, and marks each request: client-ip then keys on the address it chose, whatever
+     * the rule file trusts (review). One warning names the setting; a container without the valve
+     * gets none. Only the first requests are looked at.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aContainerThatRewritesTheClientAddressIsWarnedOfOnce(String namespace) throws Exception {
+        ContainerForwarding.reset();
+        try (LogCapture log = LogCapture.open()) {
+            FakeServlet plain = new FakeServlet(namespace);
+            plain.uri = "/api/plain";
+            serve(plain);
+            assertEquals(List.of(), log.messages(java.util.logging.Level.WARNING));
+            for (int i = 0; i < 3; i++) {
+                FakeServlet rewritten = new FakeServlet(namespace);
+                rewritten.uri = "/api/rewritten";
+                rewritten.remoteAddr = "192.0.2." + (10 + i);
+                rewritten.attributes.put(ContainerForwarding.TOMCAT_REWRITE, rewritten.remoteAddr);
+                serve(rewritten);
+            }
+            List<String> warnings = log.messages(java.util.logging.Level.WARNING);
+            assertEquals(1, warnings.size(), warnings::toString);
+            assertTrue(warnings.get(0).contains("server.forward-headers-strategy=none"), warnings.get(0));
+            assertFalse(warnings.get(0).contains("192.0.2."), "no client address: " + warnings.get(0));
+        } finally {
+            ContainerForwarding.reset();
+        }
     }
 
     /** The limited calls of a thread, as MethodSites keeps them: here only a depth. */
