@@ -247,17 +247,20 @@ final class AdviceTransformer implements ClassFileTransformer {
      */
     boolean seesBridge(ClassLoader loader) {
         Boolean known = bridgeSeen.get(loader);
-        if (known == null) {
-            boolean sees;
-            try {
-                sees = Class.forName(RateLimitBridge.class.getName(), false, loader) == RateLimitBridge.class;
-            } catch (ClassNotFoundException | LinkageError | SecurityException notSeen) {
-                sees = false;
-            }
-            known = sees;
-            bridgeSeen.put(loader, known);
+        if (known != null) {
+            return known;
         }
-        return known;
+        boolean sees;
+        try {
+            sees = Class.forName(RateLimitBridge.class.getName(), false, loader) == RateLimitBridge.class;
+        } catch (ClassNotFoundException | NoClassDefFoundError notSeen) {
+            sees = false;
+        } catch (RuntimeException | LinkageError unsure) {
+            // a loader not ready yet, say: this class stays unwoven, and the next one asks again
+            return false;
+        }
+        bridgeSeen.put(loader, sees);
+        return sees;
     }
 
     /**

@@ -331,4 +331,42 @@ class AdviceTransformerTest {
         }, 0);
         return found[0];
     }
+
+    /**
+     * Whether a loader sees the bridge is remembered only when the loader answered: a loader that
+     * failed oddly once (not ready yet) is asked again, rather than leave its classes unwoven for
+     * good (review of the twenty-third round); one that cannot find the bridge is remembered.
+     */
+    @Test
+    void aLoaderThatFailsOddlyIsAskedAgainAndOneThatCannotSeeTheBridgeIsNot() {
+        int[] asked = {0};
+        ClassLoader flaky = new ClassLoader(getClass().getClassLoader()) {
+            @Override
+            protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+                if (asked[0]++ == 0) {
+                    throw new IllegalStateException("not ready");
+                }
+                return super.loadClass(name, resolve);
+            }
+        };
+        assertFalse(transformer.seesBridge(flaky));
+        assertTrue(transformer.seesBridge(flaky));
+        assertTrue(transformer.seesBridge(flaky));
+        assertEquals(2, asked[0], "asked until it answered, then remembered");
+
+        int[] walledAsked = {0};
+        ClassLoader walled = new ClassLoader(null) {
+            @Override
+            protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+                walledAsked[0]++;
+                if (name.startsWith("java.")) {
+                    return super.loadClass(name, resolve);
+                }
+                throw new ClassNotFoundException(name);
+            }
+        };
+        assertFalse(transformer.seesBridge(walled));
+        assertFalse(transformer.seesBridge(walled));
+        assertEquals(1, walledAsked[0]);
+    }
 }
