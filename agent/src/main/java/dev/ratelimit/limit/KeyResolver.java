@@ -103,6 +103,10 @@ public final class KeyResolver {
             }
             return text.append(']').toString();
         }
+        if (value instanceof Long || value instanceof Integer || value instanceof java.util.UUID) {
+            // the common keys besides String: their toString is their own, no need to ask
+            return value.toString();
+        }
         if (!OWN_TO_STRING.get(value.getClass())) {
             warnIdentityKey(value.getClass());
         }
