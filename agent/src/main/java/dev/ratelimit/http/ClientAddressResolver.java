@@ -20,9 +20,12 @@ import java.util.List;
  * whatever is walked over on the way was appended by trusted proxies, and whatever there is not a
  * plain IP literal (a host name, {@code unknown}, an obfuscated {@code _id}, an empty entry, a
  * control character, an element whose quotes do not close), and a walk of more than
- * {@value #MAX_CHAIN_ENTRIES} entries or {@value #MAX_CHAIN_CHARS} characters, makes the peer the
- * client. What lies <em>left</em> of the chosen address is never looked at, not even its size or
- * its quotes: it was written by the client or by untrusted hops, which could write anything. Once
+ * {@value #MAX_CHAIN_ENTRIES} entries, makes the peer the client. The walk's length is bounded by
+ * the container's limit on a header: it reads each character it passes once (a budget of
+ * characters once also cut short the element a proxy appends, which may carry a long
+ * {@code host=} the client chose, and made the proxy the key: review of the twenty-third round).
+ * What lies <em>left</em> of the chosen address is never looked at, not even its size or its
+ * quotes: it was written by the client or by untrusted hops, which could write anything. Once
  * counted against the whole chain (a client's 64 made-up entries, or a {@code Forwarded} line left
  * inside a quoted-string), it made the trusted proxy's own address the key, so a client could pick
  * the proxy's budget and use it up (review of the twenty-third round). Each line is read on its
@@ -43,9 +46,6 @@ public final class ClientAddressResolver {
 
     /** A forwarding chain with more entries is not believed. */
     public static final int MAX_CHAIN_ENTRIES = 64;
-
-    /** Forwarding headers with more text in total are not believed. */
-    public static final int MAX_CHAIN_CHARS = 8192;
 
     /** Peers remembered (a power of two): most requests come from a few addresses. */
     private static final int PEERS = 256;
@@ -166,31 +166,27 @@ public final class ClientAddressResolver {
 
     /** {@link #previousSeparator}'s answer for a line whose quotes do not close before its start. */
     private static final int UNBALANCED = -2;
-    /** {@link #previousSeparator}'s answer when the walk's budget of characters ran out. */
-    private static final int TOO_LONG = -3;
 
     /**
      * Walks the chain from its right end, the lines from the last and each line's entries from its
      * end: the first address that is not a trusted proxy, or the left-most when all are; null as
      * soon as an entry on the way is not an address, or the walk passes
-     * {@link #MAX_CHAIN_ENTRIES} entries or {@link #MAX_CHAIN_CHARS} characters.
+     * {@link #MAX_CHAIN_ENTRIES} entries.
      *
      * @param lines the header's lines, in order (a null line is one empty entry)
      * @param xff whether they are {@code X-Forwarded-For} lines, else {@code Forwarded} lines
      */
     private byte[] rightMostUntrusted(List<String> lines, boolean xff) {
         int entries = 0;
-        int budget = MAX_CHAIN_CHARS;
         byte[] leftMost = null;
         for (int l = lines.size() - 1; l >= 0; l--) {
             String line = lines.get(l) == null ? "" : lines.get(l);
             int end = line.length();
             while (true) {
-                int separator = previousSeparator(line, end, budget, xff);
+                int separator = previousSeparator(line, end, xff);
                 if (separator < -1 || ++entries > MAX_CHAIN_ENTRIES) {
                     return null;
                 }
-                budget -= end - separator;
                 String entry = xff ? trim(line, separator + 1, end) : forNode(line, separator + 1, end);
                 byte[] address = entry == null ? null : IpLiterals.parse(entry, true);
                 if (address == null || !isTrusted(address)) {
@@ -209,15 +205,13 @@ public final class ClientAddressResolver {
     /**
      * The index of the last entry separator ({@code ,}) before {@code end}, read right to left
      * (in a {@code Forwarded} line, outside quoted-strings); -1 when the entry starts the line;
-     * {@link #UNBALANCED} when a {@code Forwarded} line's quotes do not close before its start;
-     * {@link #TOO_LONG} when no separator lies within {@code budget} characters before {@code end}.
+     * {@link #UNBALANCED} when a {@code Forwarded} line's quotes do not close before its start.
      * Read from the right, an element a proxy appends is found whatever the client wrote before it:
      * its own text holds no open quote.
      */
-    private static int previousSeparator(String line, int end, int budget, boolean xff) {
-        int floor = Math.max(0, end - budget);
+    private static int previousSeparator(String line, int end, boolean xff) {
         boolean quoted = false;
-        for (int i = end - 1; i >= floor; i--) {
+        for (int i = end - 1; i >= 0; i--) {
             char c = line.charAt(i);
             if (c == ',' && !quoted) {
                 return i;
@@ -225,9 +219,6 @@ public final class ClientAddressResolver {
             if (c == '"' && !xff && !escaped(line, i)) {
                 quoted = !quoted;
             }
-        }
-        if (floor > 0) {
-            return TOO_LONG;
         }
         return quoted ? UNBALANCED : -1;
     }

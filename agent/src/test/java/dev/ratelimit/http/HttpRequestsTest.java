@@ -117,6 +117,7 @@ class HttpRequestsTest {
             }
             List<String> warnings = log.messages(java.util.logging.Level.WARNING);
             assertEquals(1, warnings.size(), warnings::toString);
+            assertTrue(warnings.get(0).contains("runs Tomcat's RemoteIpValve"), warnings.get(0));
             assertTrue(warnings.get(0).contains("server.forward-headers-strategy=none"), warnings.get(0));
             assertFalse(warnings.get(0).contains("192.0.2."), "no client address: " + warnings.get(0));
         } finally {
