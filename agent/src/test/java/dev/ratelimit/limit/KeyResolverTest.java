@@ -63,36 +63,6 @@ class KeyResolverTest {
         }
     }
 
-    /** {@link UserId} defined by a loader that cannot find {@link MissingDependency}. */
-    private static Class<?> userIdWithoutAbsent() throws Exception {
-        String wanted = UserId.class.getName();
-        String missing = MissingDependency.class.getName();
-        ClassLoader loader = new ClassLoader(KeyResolverTest.class.getClassLoader()) {
-            @Override
-            protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-                synchronized (getClassLoadingLock(name)) {
-                    if (name.equals(missing)) {
-                        throw new ClassNotFoundException(name);
-                    }
-                    if (!name.equals(wanted)) {
-                        return super.loadClass(name, resolve);
-                    }
-                    Class<?> known = findLoadedClass(name);
-                    if (known != null) {
-                        return known;
-                    }
-                    try (java.io.InputStream in = getParent().getResourceAsStream(name.replace('.', '/') + ".class")) {
-                        byte[] bytes = in.readAllBytes();
-                        return defineClass(name, bytes, 0, bytes.length);
-                    } catch (java.io.IOException e) {
-                        throw new ClassNotFoundException(name, e);
-                    }
-                }
-            }
-        };
-        return Class.forName(wanted, true, loader);
-    }
-
     /**
      * Listing the methods of such a class throws NoClassDefFoundError: the question whether its
      * toString is Object's failed on every call, and the key with it, so the rule limited no one
@@ -100,7 +70,7 @@ class KeyResolverTest {
      */
     @Test
     void aKeyWhoseMethodsCannotBeListedIsStillItsToString() throws Exception {
-        Object user = userIdWithoutAbsent().getDeclaredConstructor().newInstance();
+        Object user = definedWithout(UserId.class, MissingDependency.class).getDeclaredConstructor().newInstance();
         assertThrows(NoClassDefFoundError.class, () -> user.getClass().getMethods(), "the case under test");
         try (dev.ratelimit.testing.LogCapture log = dev.ratelimit.testing.LogCapture.open()) {
             for (int i = 0; i < 3; i++) {
@@ -311,8 +281,13 @@ class KeyResolverTest {
 
     /** {@link NamesAbsent} defined again in a loader that cannot find {@link Absent}. */
     private static Class<?> classWithAnUnresolvableMethod() throws Exception {
-        String wanted = NamesAbsent.class.getName();
-        String missing = Absent.class.getName();
+        return definedWithout(NamesAbsent.class, Absent.class);
+    }
+
+    /** {@code type} defined again, from its class file, in a loader that cannot find {@code hidden}. */
+    private static Class<?> definedWithout(Class<?> type, Class<?> hidden) throws Exception {
+        String wanted = type.getName();
+        String missing = hidden.getName();
         ClassLoader loader = new ClassLoader(KeyResolverTest.class.getClassLoader()) {
             @Override
             protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
