@@ -145,4 +145,67 @@ class RuleBookTest {
         assertEquals(1, fileAfter.metrics().rejected(), "its metrics count on");
         assertEquals(file.id(), fileAfter.id(), "the same rule to a call under way (no second count when it nests)");
     }
+
+    private static RuleSet twoRules(int otherLimit, String onError) throws Exception {
+        return ConfigLoader.parse("version: 1\nstore:\n  on-error: " + onError + "\nrules:\n"
+                + "  - {name: r, key: arg0, limit: 5, window: 1h, match: {method: app.Svc#send}}\n"
+                + "  - {name: other, key: arg0, limit: " + otherLimit + ", window: 1h, match: {method: app.Other#x}}\n",
+                "r.yaml", Path.of("."), name -> null);
+    }
+
+    /**
+     * Reloads that change another rule, and the store's on-error every other time, run without
+     * pause while 100 threads at once call a rule the edits leave alone and an inline rule: each
+     * lets exactly 5 through per key, every round (the concurrency audit of the twenty-third round
+     * found reloads proven only between calls). The books are chained as AgentInstaller.apply
+     * chains them.
+     */
+    @Test
+    void unchangedRulesCountExactlyWhileReloadsRun() throws Exception {
+        dev.ratelimit.testing.WindowGuard.awayFromBoundary(3_600_000, 60_000);
+        RuleSet first = twoRules(1, "allow");
+        java.util.concurrent.atomic.AtomicReference<RuleBook> inForce = new java.util.concurrent.atomic.AtomicReference<>(
+                new RuleBook(first, LimiterFactory.of(first.store()), null, () -> { }));
+        MethodSite fileSite = new MethodSite(1, "app.Svc", "send", "Svc", 1, true, false, null);
+        MethodSite inlineSite = new MethodSite(2, "app.Report", "export", "Report", 1, true, false,
+                new MethodSite.AnnotationValues("", 5, "1h", "arg0"));
+        inForce.get().rulesFor(inlineSite);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(100);
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicInteger reloads = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread reloader = new Thread(() -> {
+            try {
+                for (int i = 1; !stop.get(); i++) {
+                    RuleSet next = twoRules(1 + i % 7, i % 2 == 0 ? "allow" : "reject");
+                    RuleBook old = inForce.get();
+                    inForce.set(new RuleBook(next, LimiterFactory.forReload(old.limiters(), next.store()), old, () -> { }));
+                    reloads.incrementAndGet();
+                }
+            } catch (Throwable t) {
+                failed.set(t);
+            }
+        });
+        reloader.start();
+        List<String> wrong = new java.util.ArrayList<>();
+        try {
+            for (int round = 0; round < 200; round++) {
+                Object[] args = {"k" + round};
+                int file = dev.ratelimit.testing.Race.passed(pool, 100,
+                        () -> Outcome.isAllowed(inForce.get().rulesFor(fileSite)[0].decide(args, null)));
+                int inline = dev.ratelimit.testing.Race.passed(pool, 100,
+                        () -> Outcome.isAllowed(inForce.get().rulesFor(inlineSite)[0].decide(args, null)));
+                if (file != 5 || inline != 5) {
+                    wrong.add("round " + round + ": the file's rule " + file + ", the inline rule " + inline);
+                }
+            }
+        } finally {
+            stop.set(true);
+            reloader.join();
+            pool.shutdownNow();
+        }
+        assertEquals(null, failed.get());
+        assertTrue(reloads.get() > 100, "reloads while the rounds ran: " + reloads.get());
+        assertEquals(List.of(), wrong);
+    }
 }
