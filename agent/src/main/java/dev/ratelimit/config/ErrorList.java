@@ -30,11 +30,6 @@ final class ErrorList {
         }
     }
 
-    /** An error about the whole file, at its start (1:1). */
-    void add(String message) {
-        errors.add(new ConfigError(file, 1, 1, message));
-    }
-
     boolean isEmpty() {
         return errors.isEmpty();
     }

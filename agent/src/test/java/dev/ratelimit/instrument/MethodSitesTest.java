@@ -165,32 +165,7 @@ class MethodSitesTest {
     void aCallServingARequestWithAForgedTokenIsCountedAsForged() throws Exception {
         MethodSites sites = new MethodSites(book(SEND_LIMIT_3.replace("limit: 3", "limit: 100")));
         int send = register(sites, "app.Svc", "send", "()V", "Svc", false, false, null);
-        RequestKeys forged = new RequestKeys() {
-            @Override
-            public String clientIp() {
-                return "192.0.2.1";
-            }
-
-            @Override
-            public String header(String name) {
-                return null;
-            }
-
-            @Override
-            public String principal() {
-                return null;
-            }
-
-            @Override
-            public boolean exempt() {
-                return false;
-            }
-
-            @Override
-            public boolean forged() {
-                return true;
-            }
-        };
+        RequestKeys forged = dev.ratelimit.testing.FixedRequest.from("192.0.2.1").withForgedToken();
         RequestContext.set(forged);
         try {
             sites.enter(send, null);

@@ -127,27 +127,7 @@ class LimiterConcurrencyTest {
             java.util.concurrent.atomic.AtomicInteger plainPassed = new java.util.concurrent.atomic.AtomicInteger();
             int passed = Race.sum(pool, THREADS, thread -> {
                 boolean exempt = thread % 2 == 0;
-                RequestKeys request = new RequestKeys() {
-                    @Override
-                    public String clientIp() {
-                        return address;
-                    }
-
-                    @Override
-                    public String header(String name) {
-                        return null;
-                    }
-
-                    @Override
-                    public String principal() {
-                        return null;
-                    }
-
-                    @Override
-                    public boolean exempt() {
-                        return exempt;
-                    }
-                };
+                RequestKeys request = dev.ratelimit.testing.FixedRequest.from(address).exempt(exempt);
                 boolean allowed = Outcome.isAllowed(rule.decide(null, request));
                 if (allowed && !exempt) {
                     plainPassed.incrementAndGet();
