@@ -73,12 +73,67 @@ final class RequestFacts implements RequestKeys {
     @Override
     public String header(String name) {
         String value = api.header(request, name);
-        if (value != null && tokenHeader != null && tokenHeader.equalsIgnoreCase(name)) {
+        if (value == null) {
+            return null;
+        }
+        if (tokenHeader != null && tokenHeader.equalsIgnoreCase(name)) {
             // a rule keyed on the token header counts per token, but keys are kept in the clear
             // (in memory, in Redis): key on the token's digest, never on the token
-            return "sha256:" + hex(TokenSource.sha256(value.getBytes(StandardCharsets.UTF_8)));
+            return digest(value);
+        }
+        if (isCredentials(name)) {
+            return digest(credentials(value));
         }
         return value;
+    }
+
+    /** Headers that carry a credential (RFC 9110, section 11): keyed on their digest. */
+    static boolean isCredentials(String name) {
+        return "Authorization".equalsIgnoreCase(name) || "Proxy-Authorization".equalsIgnoreCase(name);
+    }
+
+    /**
+     * A credential as one key whatever way the client spells it: RFC 9110 makes the scheme
+     * case-insensitive and allows one or more spaces after it, so {@code Bearer x},
+     * {@code bearer x} and {@code BEARER  x} are one credential, which an application accepts
+     * all of; keyed as sent, each was a budget of its own (64 for a six-letter scheme). The
+     * scheme is lower-cased and the spaces after it made one; what follows is kept as it is
+     * (a token68 is case-sensitive).
+     */
+    static String credentials(String value) {
+        int start = 0;
+        int end = value.length();
+        while (start < end && isSpace(value.charAt(start))) {
+            start++;
+        }
+        while (end > start && isSpace(value.charAt(end - 1))) {
+            end--;
+        }
+        int schemeEnd = start;
+        while (schemeEnd < end && !isSpace(value.charAt(schemeEnd))) {
+            schemeEnd++;
+        }
+        int rest = schemeEnd;
+        while (rest < end && isSpace(value.charAt(rest))) {
+            rest++;
+        }
+        StringBuilder text = new StringBuilder(end - start);
+        for (int i = start; i < schemeEnd; i++) {
+            char c = value.charAt(i);
+            text.append(c >= 'A' && c <= 'Z' ? (char) (c + ('a' - 'A')) : c);
+        }
+        if (rest < end) {
+            text.append(' ').append(value, rest, end);
+        }
+        return text.toString();
+    }
+
+    private static boolean isSpace(char c) {
+        return c == ' ' || c == '\t';
+    }
+
+    private static String digest(String value) {
+        return "sha256:" + hex(TokenSource.sha256(value.getBytes(StandardCharsets.UTF_8)));
     }
 
     private static String hex(byte[] bytes) {

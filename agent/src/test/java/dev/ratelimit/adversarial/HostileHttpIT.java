@@ -1,6 +1,7 @@
 package dev.ratelimit.adversarial;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -71,6 +72,13 @@ class HostileHttpIT {
                 "      http:",
                 "        path: /internal/**",
                 "    key: client-ip",
+                "    limit: " + LIMIT,
+                "    window: 1h",
+                "  - name: account-per-credential",
+                "    match:",
+                "      http:",
+                "        path: /api/account/**",
+                "    key: header:Authorization",
                 "    limit: " + LIMIT,
                 "    window: 1h",
                 ""));
@@ -356,6 +364,29 @@ class HostileHttpIT {
             allStatuses.add(internal.get(i) + " /internal/turns/1");
         }
         assertEquals(List.of(401, 401, 401, 429), internal, app::output);
+    }
+
+    /**
+     * A rule keyed on {@code header:Authorization}: a credential is one budget however its scheme
+     * and the spaces after it are spelt (RFC 9110 leaves both to the client, and applications
+     * accept every spelling), and from any address. Keyed as sent, each spelling was a fresh one.
+     */
+    @Test
+    void oneCredentialIsOneBudgetHoweverItsSchemeIsSpelt() {
+        String path = "/api/account/settings";
+        String credential = "Authorization: Bearer a1B2c3.D4e5-f6_g7~";
+        spend(freshSource(), path, credential);
+        Map<String, String[]> v = new LinkedHashMap<>();
+        v.put("lower-case scheme", h("Authorization: bearer a1B2c3.D4e5-f6_g7~"));
+        v.put("upper-case scheme", h("Authorization: BEARER a1B2c3.D4e5-f6_g7~"));
+        v.put("mixed-case scheme", h("Authorization: bEaReR a1B2c3.D4e5-f6_g7~"));
+        v.put("three spaces", h("Authorization: Bearer   a1B2c3.D4e5-f6_g7~"));
+        v.put("a tab", h("Authorization: Bearer\ta1B2c3.D4e5-f6_g7~"));
+        v.put("trailing spaces", h("Authorization: Bearer a1B2c3.D4e5-f6_g7~   "));
+        v.put("lower-case header name", h("authorization: bearer a1B2c3.D4e5-f6_g7~"));
+        assertAllLimited("spellings of a spent credential", freshSource(), path, v);
+        // another credential is another budget
+        assertNotEquals(429, get(app, freshSource(), path, "Authorization: Bearer a1B2c3.D4e5-f6_g7X").status);
     }
 
     private int rawStatus(String source, String headerLine) {

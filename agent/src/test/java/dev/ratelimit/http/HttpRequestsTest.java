@@ -249,6 +249,47 @@ class HttpRequestsTest {
         assertNotEquals(key, otherKeys.header("X-Internal-Token"), "each token its own key");
     }
 
+    /**
+     * A rule keyed on {@code header:Authorization} counts per credential: the key is the
+     * credential's SHA-256, never the credential (keys are kept in the clear, in memory and in
+     * Redis), and one credential is one key however the client spells its scheme and the spaces
+     * after it, which RFC 9110 lets it choose: keyed as sent, {@code bearer x} and
+     * {@code BEARER x} were budgets of their own beside {@code Bearer x}.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aKeyReadFromAnAuthorizationHeaderIsOneDigestPerCredential(String namespace) throws Exception {
+        String credential = "eyJhbGciOi.J9-secret_Value~";
+        String key = authorizationKey(namespace, "Authorization", "Bearer " + credential);
+        assertTrue(key.startsWith("sha256:") && key.length() == "sha256:".length() + 64, key);
+        assertFalse(key.contains(credential), key);
+        for (String spelling : List.of("bearer " + credential, "BEARER " + credential, "bEaReR   " + credential,
+                "Bearer\t" + credential, " Bearer " + credential + " ")) {
+            assertEquals(key, authorizationKey(namespace, "Authorization", spelling), spelling);
+            assertEquals(key, authorizationKey(namespace, "authorization", spelling), "names are case-insensitive");
+        }
+        assertNotEquals(key, authorizationKey(namespace, "Authorization", "Bearer " + credential.toUpperCase()),
+                "the credential itself is case-sensitive");
+        assertNotEquals(key, authorizationKey(namespace, "Authorization", "Basic " + credential), "another scheme");
+        assertNotEquals(key, authorizationKey(namespace, "Authorization", "Bearer" + credential), "no space: a scheme");
+        assertEquals(key, authorizationKey(namespace, "Proxy-Authorization", "bearer " + credential),
+                "Proxy-Authorization alike");
+        assertEquals(authorizationKey(namespace, "Authorization", "Negotiate"),
+                authorizationKey(namespace, "Authorization", "NEGOTIATE "), "a scheme alone");
+        RequestContext.set(null);
+        FakeServlet plain = new FakeServlet(namespace).header("X-Tenant", "Acme  Corp");
+        plain.uri = "/about";
+        assertEquals("Acme  Corp", ((RequestKeys) gate.enter(plain.request, plain.response)).header("X-Tenant"),
+                "other headers are keyed as sent");
+    }
+
+    private String authorizationKey(String namespace, String name, String value) throws Exception {
+        RequestContext.set(null);
+        FakeServlet servlet = new FakeServlet(namespace).header(name, value);
+        servlet.uri = "/about"; // no rule's path: served, never refused, however often asked
+        return ((RequestKeys) gate.enter(servlet.request, servlet.response)).header(name);
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
     void aRuleWithExemptFalseCountsInternalCallersToo(String namespace) throws Exception {
