@@ -88,7 +88,7 @@ final class RequestFacts implements RequestKeys {
     }
 
     /** Headers that carry a credential (RFC 9110, section 11): keyed on their digest. */
-    static boolean isCredentials(String name) {
+    private static boolean isCredentials(String name) {
         return "Authorization".equalsIgnoreCase(name) || "Proxy-Authorization".equalsIgnoreCase(name);
     }
 
@@ -100,7 +100,7 @@ final class RequestFacts implements RequestKeys {
      * scheme is lower-cased and the spaces after it made one; what follows is kept as it is
      * (a token68 is case-sensitive).
      */
-    static String credentials(String value) {
+    private static String credentials(String value) {
         int start = 0;
         int end = value.length();
         while (start < end && isSpace(value.charAt(start))) {
