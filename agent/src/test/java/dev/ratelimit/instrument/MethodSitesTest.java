@@ -271,6 +271,58 @@ class MethodSitesTest {
         assertEquals(3, allowed, "calls allowed under an inline limit of 3 an hour");
     }
 
+    /**
+     * A rule that nests (here: a method that calls itself) and 100 calls at once from one client,
+     * half of them serving a request with the valid token: the 50 exempt calls pass uncounted and
+     * exactly 5 of the plain ones pass, every round. The nesting path decides apart from
+     * ActiveRule.decide, and must skip exempt requests itself (review of the tests: with that
+     * check removed every unit test still passed, and internal callers were counted and limited).
+     */
+    @Test
+    void exemptCallsRacingPlainOnesOnANestingRuleAreNeverCounted() throws Exception {
+        dev.ratelimit.testing.WindowGuard.awayFromBoundary(3_600_000, 30_000);
+        MethodSites sites = new MethodSites(book("  - name: send\n    match:\n      method: app.Svc#send\n"
+                + "    key: client-ip\n    limit: 5\n    window: 1h\n"));
+        int send = register(sites, "app.Svc", "send", "(I)I", "Svc", false, true, null);
+        assertTrue(sites.rulesOf(send)[0].nests());
+        int rounds = 200;
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(100);
+        java.util.List<String> wrong = new java.util.ArrayList<>();
+        try {
+            for (int round = 0; round < rounds; round++) {
+                String address = "198.51.100." + (round % 250) + "/" + round;
+                java.util.concurrent.atomic.AtomicInteger plainPassed = new java.util.concurrent.atomic.AtomicInteger();
+                int passed = dev.ratelimit.testing.Race.sum(pool, 100, thread -> {
+                    boolean exempt = thread % 2 == 0;
+                    RequestContext.set(dev.ratelimit.testing.FixedRequest.from(address).exempt(exempt));
+                    try {
+                        Object outcome = sites.enter(send, null);
+                        if (outcome instanceof RateLimitExceededException) {
+                            return 0;
+                        }
+                        if (outcome instanceof CallScope) {
+                            ((CallScope) outcome).close();
+                        }
+                        if (!exempt) {
+                            plainPassed.incrementAndGet();
+                        }
+                        return 1;
+                    } finally {
+                        RequestContext.set(null);
+                    }
+                });
+                if (passed != 55 || plainPassed.get() != 5) {
+                    wrong.add("round " + round + ": " + passed + " passed, " + plainPassed.get() + " of them plain");
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(java.util.List.of(), wrong);
+        assertEquals(50L * rounds, sites.rulesOf(send)[0].metrics().exempted());
+        assertEquals(5L * rounds, sites.rulesOf(send)[0].metrics().allowed());
+    }
+
     /** An argument whose key property cannot be read. */
     public static final class Nameless {
         public String getName() {
