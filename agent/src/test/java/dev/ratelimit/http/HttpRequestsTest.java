@@ -567,10 +567,18 @@ class HttpRequestsTest {
     @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
     void anAllowedResponseCarriesTheFieldsOfEveryMatchingRule(String namespace) throws Exception {
         FakeServlet one = new FakeServlet(namespace);
+        long before = System.currentTimeMillis() - dev.ratelimit.limit.CoarseClock.tickMillis();
         serve(one);
+        long after = System.currentTimeMillis();
         assertEquals("\"api\";q=2;w=3600", one.responseHeaders.get("RateLimit-Policy"));
         String state = one.responseHeaders.get("RateLimit");
         assertTrue(state.matches("\"api\";r=1;t=\\d+"), state);
+        // t is the whole seconds, rounded up, until the hour's window ends as the agent's clock
+        // (up to a tick behind) saw it: not the window's length, not a constant
+        long t = Long.parseLong(state.substring(state.indexOf(";t=") + 3));
+        long latest = (3_600_000 - before % 3_600_000 + 999) / 1000;
+        long earliest = (3_600_000 - after % 3_600_000 + 999) / 1000;
+        assertTrue(t >= earliest && t <= latest, "t=" + t + ", expected " + earliest + ".." + latest);
         FakeServlet two = new FakeServlet(namespace);
         two.uri = "/api/users/1";
         two.principal = "carol";
