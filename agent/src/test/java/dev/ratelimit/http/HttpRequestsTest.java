@@ -717,6 +717,39 @@ class HttpRequestsTest {
     }
 
     /**
+     * A shadow rule over its limit lets the request through, counts it as rejected, and puts
+     * nothing in the response: its fields would tell a client r=0 for a limit not enforced (review
+     * of the tests: no test had an HTTP rule in shadow mode).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aShadowRuleNeverRejectsAndAddsNoFields(String namespace) throws Exception {
+        RuleSet ruleSet = ConfigLoader.parse(String.join("\n",
+                "version: 1",
+                "rules:",
+                "  - name: watched",
+                "    match: {http: {path: /api/**}}",
+                "    limit: 1",
+                "    window: 1h",
+                "    mode: shadow",
+                ""), "rules.yaml", Path.of("."), name -> null);
+        ActiveRule watched = new ActiveRule(ruleSet.rule("watched").orElseThrow(), 1000);
+        HttpRules httpRules = new HttpRules(ruleSet, List.of(watched), name -> name.equals("watched") ? watched : null);
+        HttpRequests shadowGate = new HttpRequests(() -> httpRules);
+        for (int i = 0; i < 3; i++) {
+            FakeServlet servlet = new FakeServlet(namespace);
+            Object facts = shadowGate.enter(servlet.request, servlet.response);
+            assertNotSame(RateLimitBridge.REJECTED, facts);
+            shadowGate.exit(servlet.request, servlet.response, facts, null);
+            assertEquals(200, servlet.status);
+            assertNull(servlet.responseHeaders.get("RateLimit"), "request " + i);
+            assertNull(servlet.responseHeaders.get("RateLimit-Policy"), "request " + i);
+        }
+        assertEquals(1, watched.metrics().allowed());
+        assertEquals(2, watched.metrics().rejected());
+    }
+
+    /**
      * {@code RateLimitExceededException} is public: an application may throw its own, naming any
      * rule and any duration. The body stays valid JSON, and a retry far off is not turned into
      * a retry after 1 s by an overflow.
