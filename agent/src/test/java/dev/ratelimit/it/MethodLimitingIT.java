@@ -161,6 +161,12 @@ class MethodLimitingIT {
     @MethodSource("jdks")
     void shadowModeNeverRejects(Path jdk) {
         expect(jdk, "shadow.sum", "5");
+        // and the rule was applied: the second call was over its limit of 1, and said so, once
+        // (test audit: the sum alone held with the rule not bound at all)
+        ForkedJvm.Result result = run(jdk);
+        String line = "rule 'shadow' would reject (shadow mode) calls over";
+        assertEquals(1, result.stderr.split(java.util.regex.Pattern.quote(line), -1).length - 1, result::toString);
+        assertTrue(result.stderr.contains(line + " [1 per 1h]; 1 rejected since start"), result::toString);
     }
 
     /** A class defined with defineClass(null, ...) reaches the transformer without a name, and is limited all the same. */
