@@ -42,6 +42,12 @@ final class AgentOptions {
         if (text != null && !text.isBlank()) {
             for (String option : text.split(",")) {
                 String trimmed = option.trim();
+                if (trimmed.isEmpty()) {
+                    // a stray comma ("a.yaml,,log=warn", or an empty variable in a launch script's
+                    // "config=$F,$EXTRA"): String.split already drops trailing ones; one in the
+                    // middle or in front is no option either, not an empty second rule file
+                    continue;
+                }
                 int eq = trimmed.indexOf('=');
                 String name = eq < 0 ? "config" : trimmed.substring(0, eq).trim();
                 String value = eq < 0 ? trimmed : trimmed.substring(eq + 1).trim();
@@ -64,9 +70,10 @@ final class AgentOptions {
                         }
                         break;
                     case "on-config-error":
-                        if (value.equals("exit")) {
+                        // any case, as log's values: DISABLE must not stop the JVM it was meant to keep up
+                        if (value.equalsIgnoreCase("exit")) {
                             onConfigError = OnConfigError.EXIT;
-                        } else if (value.equals("disable")) {
+                        } else if (value.equalsIgnoreCase("disable")) {
                             onConfigError = OnConfigError.DISABLE;
                         } else {
                             errors.add("agent option on-config-error=" + value + ": expected exit or disable");

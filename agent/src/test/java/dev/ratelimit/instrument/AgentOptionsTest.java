@@ -41,4 +41,28 @@ class AgentOptionsTest {
                 "unknown agent option 'colour': expected config, log or on-config-error"), options.errors);
         assertEquals(AgentOptions.OnConfigError.EXIT, AgentOptions.parse("log=verbose", null).onConfigError);
     }
+
+    /**
+     * An empty element between commas is no option: it was read as a bare, empty config path, so
+     * "rules.yaml,,log=warn" stopped the JVM (exit 78) saying the options named two rule files,
+     * and with on-config-error=disable dropped every rule of a valid file.
+     */
+    @Test
+    void anEmptyElementIsSkippedWhereverItIs() {
+        for (String text : List.of("rules.yaml,,log=warn", ",rules.yaml,log=warn", "config=rules.yaml, ,log=warn,")) {
+            AgentOptions options = AgentOptions.parse(text, null);
+            assertEquals(List.of(), options.errors, text);
+            assertEquals("rules.yaml", options.config, text);
+            assertEquals("warn", options.log, text);
+        }
+    }
+
+    /** log's values are read in any case; on-config-error's were not, and DISABLE stopped the JVM. */
+    @Test
+    void onConfigErrorIsReadInAnyCase() {
+        AgentOptions options = AgentOptions.parse("config=bad.yaml,on-config-error=DISABLE", null);
+        assertEquals(List.of(), options.errors);
+        assertEquals(AgentOptions.OnConfigError.DISABLE, options.onConfigError);
+        assertEquals(AgentOptions.OnConfigError.EXIT, AgentOptions.parse("on-config-error=Exit", null).onConfigError);
+    }
 }
