@@ -38,6 +38,13 @@ final class AttachCommand {
                         + " the agent options cannot carry; move the file, or start the target with RATELIMIT_CONFIG");
                 return 1;
             }
+            String path = Path.of(file).toAbsolutePath().toString();
+            if (!path.equals(path.trim())) {
+                // the agent trims each option's value (String.trim): the target would read another file
+                err.println("attach: the rule file's path '" + path + "' begins or ends with white space, which the"
+                        + " agent options cannot carry; rename the file, or start the target with RATELIMIT_CONFIG");
+                return 1;
+            }
         }
         Class<?> virtualMachine;
         try {

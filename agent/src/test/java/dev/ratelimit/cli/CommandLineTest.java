@@ -45,4 +45,21 @@ class CommandLineTest {
                 + " ratelimit.yaml:3:12: limit must be a whole number", null, "42", "/srv/app"));
         assertEquals(null, AttachCommand.missingFileHint(missing, "/etc/rules.yaml", "42", "/srv/app"));
     }
+
+    /**
+     * The agent trims each option's value, so {@code attach PID 'rules.yaml '} had the target read
+     * rules.yaml, another file than the one named (which check refuses): refused before any attach,
+     * as a path holding a comma is.
+     */
+    @Test
+    void attachRefusesARuleFilePathThatTheOptionsWouldTrim() {
+        for (String file : new String[] {"rules.yaml ", "rules.yaml\t"}) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            assertEquals(1, run(out, err, "attach", "1", file), file);
+            assertEquals("", out.toString(StandardCharsets.UTF_8));
+            assertTrue(err.toString(StandardCharsets.UTF_8).contains("begins or ends with white space"),
+                    () -> err.toString(StandardCharsets.UTF_8));
+        }
+    }
 }
