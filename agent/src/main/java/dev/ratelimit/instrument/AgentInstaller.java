@@ -88,6 +88,14 @@ public final class AgentInstaller {
                 System.setProperty(ATTACH_REPORT_PROPERTY, why);
                 return;
             }
+            if (!attached) {
+                // a second -javaagent of this agent (one in JAVA_TOOL_OPTIONS and one on the command
+                // line, say): its rule file is never read, so say so where the first one's errors go,
+                // whatever the log level; an INFO line alone hid it
+                System.err.println("rate-limit-agent: WARNING: the agent is already loaded by an earlier -javaagent;"
+                        + " the options of this one are ignored (" + (optionText == null || optionText.isBlank()
+                                ? "none" : optionText) + ")");
+            }
             AgentLog.LOG.log(Level.INFO, "rate-limit-agent: already installed in this JVM; nothing to do");
             System.setProperty(ATTACH_REPORT_PROPERTY, "already installed in this JVM; nothing was changed");
             return;
