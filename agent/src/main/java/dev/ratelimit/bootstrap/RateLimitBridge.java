@@ -133,6 +133,24 @@ public final class RateLimitBridge {
         }
     }
 
+    /**
+     * What the exit advice throws for a rejection: the exception as the woven class's loader
+     * knows it (see {@link OwnRejections}). Never throws: the advice is suppressed, and a throw
+     * here would let the rejected call return as if it had run.
+     */
+    public static Throwable thrownIn(Class<?> woven, Throwable rejection) {
+        if (!(rejection instanceof dev.ratelimit.RateLimitExceededException) || woven == null) {
+            return rejection;
+        }
+        try {
+            return OwnRejections.in(woven, (dev.ratelimit.RateLimitExceededException) rejection);
+        } catch (Throwable t) {
+            agentError("making the application's own RateLimitExceededException", t,
+                    "the call was rejected with the agent's");
+            return rejection;
+        }
+    }
+
     /** The value a method of the given return kind returns when a rule says {@code return-default}. */
     public static Object defaultValue(int kind) {
         switch (kind) {

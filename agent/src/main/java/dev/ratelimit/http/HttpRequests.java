@@ -2,6 +2,7 @@ package dev.ratelimit.http;
 
 import dev.ratelimit.RateLimitExceededException;
 import dev.ratelimit.bootstrap.HttpGate;
+import dev.ratelimit.bootstrap.OwnRejections;
 import dev.ratelimit.bootstrap.RateLimitBridge;
 import dev.ratelimit.bootstrap.RequestContext;
 import dev.ratelimit.config.Mode;
@@ -283,6 +284,11 @@ public final class HttpRequests implements HttpGate {
         for (int depth = 0; cause != null && depth < MAX_CAUSES; depth++) {
             if (cause instanceof RateLimitExceededException) {
                 return (RateLimitExceededException) cause;
+            }
+            RateLimitExceededException own = OwnRejections.read(cause);
+            if (own != null) {
+                // the application's loader's copy (see OwnRejections): the same 429
+                return own;
             }
             cause = cause.getCause();
         }

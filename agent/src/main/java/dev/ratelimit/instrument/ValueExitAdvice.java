@@ -16,13 +16,14 @@ final class ValueExitAdvice {
     @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
     static void exit(@Advice.Enter Object rejection, @ReturnKind int kind,
             @Advice.Return(readOnly = false, typing = Assigner.Typing.DYNAMIC) Object returned,
-            @Advice.Thrown(readOnly = false) Throwable thrown, @Advice.Local(MethodEnterAdvice.SCOPE) Object scope) {
+            @Advice.Thrown(readOnly = false) Throwable thrown, @Advice.Local(MethodEnterAdvice.SCOPE) Object scope,
+            @Advice.Origin Class<?> woven) {
         if (scope != null) {
             RateLimitBridge.exitMethod(scope);
         }
         if (rejection != null) {
             if (rejection instanceof Throwable) {
-                thrown = (Throwable) rejection;
+                thrown = RateLimitBridge.thrownIn(woven, (Throwable) rejection);
             } else {
                 returned = RateLimitBridge.defaultValue(kind);
             }

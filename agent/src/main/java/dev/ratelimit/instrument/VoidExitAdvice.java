@@ -10,12 +10,12 @@ final class VoidExitAdvice {
 
     @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
     static void exit(@Advice.Enter Object rejection, @Advice.Thrown(readOnly = false) Throwable thrown,
-            @Advice.Local(MethodEnterAdvice.SCOPE) Object scope) {
+            @Advice.Local(MethodEnterAdvice.SCOPE) Object scope, @Advice.Origin Class<?> woven) {
         if (scope != null) {
             RateLimitBridge.exitMethod(scope);
         }
         if (rejection instanceof Throwable) {
-            thrown = (Throwable) rejection;
+            thrown = RateLimitBridge.thrownIn(woven, (Throwable) rejection);
         }
     }
 }

@@ -670,6 +670,28 @@ class HttpRequestsTest {
     }
 
     /**
+     * A rejection thrown as the application's loader's own copy of the exception (see
+     * OwnRejections: a copy defined before an attach, or by a child-first loader) is the same 429:
+     * it was passed on as an unknown exception, a 500.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aRejectionOfTheApplicationsOwnCopyOfTheExceptionBecomesA429(String namespace) throws Exception {
+        Class<?> woven = dev.ratelimit.bootstrap.OwnRejectionsTest.childFirst(
+                dev.ratelimit.bootstrap.OwnRejectionsTest.Woven.class, RateLimitExceededException.class)
+                .loadClass(dev.ratelimit.bootstrap.OwnRejectionsTest.Woven.class.getName());
+        Throwable own = RateLimitBridge.thrownIn(woven, new RateLimitExceededException("api", Duration.ofMillis(1500)));
+        assertFalse(own instanceof RateLimitExceededException, "the case under test");
+        FakeServlet servlet = new FakeServlet(namespace);
+        servlet.uri = "/other";
+        Object facts = gate.enter(servlet.request, servlet.response);
+        assertTrue(gate.exit(servlet.request, servlet.response, facts, new ServletException("wrapped", own)));
+        assertEquals(429, servlet.status);
+        assertEquals("2", servlet.responseHeaders.get("Retry-After"));
+        assertTrue(servlet.body().contains("\"violated-policies\":[\"api\"]"), servlet.body());
+    }
+
+    /**
      * A rule whose store failed, with {@code on-error: allow}, lets the request through without
      * knowing how much of its quota is left: its fields are left out. They said {@code r=0},
      * which tells a client that follows the draft to stop until {@code t}.

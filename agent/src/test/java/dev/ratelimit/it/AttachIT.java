@@ -312,6 +312,46 @@ class AttachIT {
         assertFalse(none.stdout.contains("attached to process"), none::toString);
     }
 
+    /**
+     * An application that defined the API's exception before the attach (its class loader read it
+     * from the API jar) catches the rejections of an annotated method: they are thrown as its
+     * loader's copy. They were the agent's copy, on the boot class path, which its
+     * {@code catch (RateLimitExceededException e)} did not name: every rejection escaped (review
+     * of the twenty-fourth round).
+     */
+    @ParameterizedTest(name = "on {0}")
+    @MethodSource("jdks")
+    void anApplicationsCatchSeesTheRejectionsAfterAnAttach(Path jdk) throws Exception {
+        WindowGuard.awayFromBoundary(3_600_000, 60_000);
+        Path rules = Files.writeString(dir.resolve("empty.yaml"), "version: 1\nrules: []\n");
+        Process target = new ProcessBuilder(jdk.resolve("bin/java").toString(), "-cp", ForkedJvm.applicationClassPath(),
+                "dev.ratelimit.fixture.CatchesAfterAttachMain").redirectErrorStream(true).start();
+        try {
+            java.io.BufferedReader out = new java.io.BufferedReader(
+                    new java.io.InputStreamReader(target.getInputStream(), java.nio.charset.StandardCharsets.UTF_8));
+            StringBuilder output = new StringBuilder();
+            for (String line = out.readLine(); line != null && !line.equals("READY"); line = out.readLine()) {
+                output.append(line).append('\n');
+            }
+            ForkedJvm.Result attached = attach(jdk, target.pid(), rules);
+            assertEquals(0, attached.exitCode, () -> attached + "\n" + output);
+            for (String line = out.readLine(); line != null; line = out.readLine()) {
+                output.append(line).append('\n');
+            }
+            assertTrue(target.waitFor(60, TimeUnit.SECONDS), output::toString);
+            String printed = output.toString();
+            assertTrue(printed.contains("RESULT ownCopy=true"), "the case under test: " + printed);
+            assertTrue(printed.contains("RESULT report=rate-limit-agent"), printed);
+            assertTrue(printed.contains("RESULT passed=3\n"), printed);
+            assertTrue(printed.contains("RESULT caught=3\n"), printed);
+            assertTrue(printed.contains("RESULT escaped=0\n"), printed);
+            assertTrue(printed.contains("RESULT rule=Greeter#greet\n"), printed);
+            assertTrue(printed.contains("RESULT retryAfterPositive=true"), printed);
+        } finally {
+            target.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+        }
+    }
+
     /** {@code attach PID FILE}, or {@code attach PID} when {@code rules} is null. */
     private static ForkedJvm.Result attach(Path jdk, long pid, Path rules) throws Exception {
         List<String> command = new ArrayList<>(List.of("-jar", ForkedJvm.agentJar().toString(), "attach", String.valueOf(pid)));
