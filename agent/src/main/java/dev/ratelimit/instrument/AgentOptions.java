@@ -39,6 +39,7 @@ final class AgentOptions {
         OnConfigError onConfigError = OnConfigError.EXIT;
         List<String> errors = new ArrayList<>();
         String configGiven = null;
+        java.util.Set<String> seen = new java.util.HashSet<>();
         if (text != null && !text.isBlank()) {
             for (String option : text.split(",")) {
                 String trimmed = option.trim();
@@ -51,6 +52,14 @@ final class AgentOptions {
                 int eq = trimmed.indexOf('=');
                 String name = eq < 0 ? "config" : trimmed.substring(0, eq).trim();
                 String value = eq < 0 ? trimmed : trimmed.substring(eq + 1).trim();
+                if (!name.equals("config") && !seen.add(name)) {
+                    // silently last-wins, a later on-config-error=exit undid an earlier disable
+                    errors.add("agent option " + name + " is given twice");
+                    if (name.equals("on-config-error") && value.equalsIgnoreCase("disable")) {
+                        onConfigError = OnConfigError.DISABLE; // disable holds wherever it is
+                    }
+                    continue;
+                }
                 switch (name) {
                     case "config":
                         if (configGiven != null) {

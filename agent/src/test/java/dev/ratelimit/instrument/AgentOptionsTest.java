@@ -65,4 +65,23 @@ class AgentOptionsTest {
         assertEquals(AgentOptions.OnConfigError.DISABLE, options.onConfigError);
         assertEquals(AgentOptions.OnConfigError.EXIT, AgentOptions.parse("on-config-error=Exit", null).onConfigError);
     }
+
+    /**
+     * A repeated option was last-wins without a word, so "on-config-error=disable,...,
+     * on-config-error=exit" stopped the JVM the first meant to keep up (attach review): it is an
+     * error, and disable holds wherever either stands.
+     */
+    @Test
+    void aRepeatedOptionIsAnErrorAndDisableHoldsWhereverItStands() {
+        for (String text : List.of("config=bad.yaml,on-config-error=disable,on-config-error=exit",
+                "config=bad.yaml,on-config-error=exit,on-config-error=disable")) {
+            AgentOptions options = AgentOptions.parse(text, null);
+            assertEquals(AgentOptions.OnConfigError.DISABLE, options.onConfigError, text);
+            assertEquals(List.of("agent option on-config-error is given twice"), options.errors, text);
+        }
+        AgentOptions logTwice = AgentOptions.parse("log=warn,log=debug", null);
+        assertEquals("warn", logTwice.log, "the first stands");
+        assertEquals(List.of("agent option log is given twice"), logTwice.errors);
+        assertEquals(AgentOptions.OnConfigError.EXIT, logTwice.onConfigError);
+    }
 }
