@@ -3,6 +3,7 @@ package dev.ratelimit.http;
 import dev.ratelimit.config.TokenSource;
 import dev.ratelimit.limit.RequestKeys;
 import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.util.Collections;
 import java.util.List;
 
@@ -76,13 +77,14 @@ final class RequestFacts implements RequestKeys {
         if (value == null) {
             return null;
         }
+        if (isCredentials(name)) {
+            // first, also when Authorization is the exempt header: one credential, one key
+            return digest(credentials(value));
+        }
         if (tokenHeader != null && tokenHeader.equalsIgnoreCase(name)) {
             // a rule keyed on the token header counts per token, but keys are kept in the clear
             // (in memory, in Redis): key on the token's digest, never on the token
             return digest(value);
-        }
-        if (isCredentials(name)) {
-            return digest(credentials(value));
         }
         return value;
     }
@@ -123,7 +125,19 @@ final class RequestFacts implements RequestKeys {
             text.append(c >= 'A' && c <= 'Z' ? (char) (c + ('a' - 'A')) : c);
         }
         if (rest < end) {
-            text.append(' ').append(value, rest, end);
+            text.append(' ');
+            String token = value.substring(rest, end);
+            if (text.length() == "basic ".length() && text.toString().equals("basic ")) {
+                // Basic's user:password in Base64, which decoders (java.util.Base64, Spring
+                // Security's) read with or without padding and whatever the unused bits of the
+                // last character: one user:password was up to 32 spellings, each its own budget
+                try {
+                    token = Base64.getEncoder().encodeToString(Base64.getDecoder().decode(token));
+                } catch (IllegalArgumentException notBase64) {
+                    // kept as sent: no decoder takes it for a credential either
+                }
+            }
+            text.append(token);
         }
         return text.toString();
     }
