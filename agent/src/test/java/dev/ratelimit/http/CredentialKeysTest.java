@@ -18,7 +18,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-class ReviewCredentialsTest {
+class CredentialKeysTest {
     @AfterEach
     void clear() {
         RequestContext.set(null);
