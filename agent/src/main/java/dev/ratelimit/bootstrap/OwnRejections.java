@@ -6,23 +6,29 @@ import java.lang.reflect.Method;
 import java.time.Duration;
 
 /**
- * The API's exception as an application's class loader knows it. Loaders that ask their parent
+ * The API's exception as the calling code's class loader knows it. Loaders that ask their parent
  * first find the agent's copy, on the boot class path; a loader that defined its own copy of the
- * API jar's class first (before an attach put the agent's there, or a child-first loader over a
- * web application's {@code WEB-INF/lib}) knows another class of the same name, which the agent's
- * exception is not an instance of: the application's {@code catch (RateLimitExceededException e)}
- * missed every rejection, and the exception escaped its handlers (review of the twenty-fourth
- * round). A rejection is thrown as the woven class's loader's copy, and the servlet advice reads
- * a rejection of either copy. Loaded at the first rejection, not at start-up.
+ * API jar's class first (the application's, before an attach put the agent's there; a child-first
+ * loader over a web application's {@code WEB-INF/lib} or a plugin's jars) knows another class of
+ * the same name, which the agent's exception is not an instance of, so a {@code catch
+ * (RateLimitExceededException e)} in its code missed every rejection (review of the twenty-fourth
+ * round). A rejection is thrown as the copy that the limited method's caller knows: the code that
+ * catches it is most often there. (Chosen by the limited method's own loader, the first version
+ * broke a host that catches what a plugin's method throws.) The servlet advice reads a rejection
+ * of any copy. Loaded at the first rejection, not at start-up.
  */
 public final class OwnRejections {
     private static final String NAME = RateLimitExceededException.class.getName();
 
-    /** Per woven class: its loader's own copy's constructor, or null when that is the agent's. */
+    /** Frames walked at most to find the limited method's caller. */
+    private static final int MAX_FRAMES = 64;
+    private static final StackWalker WALKER = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE);
+
+    /** Per calling class: its loader's own copy's constructor, or null when that is the agent's. */
     private static final ClassValue<Constructor<?>> CONSTRUCTORS = new ClassValue<>() {
         @Override
-        protected Constructor<?> computeValue(Class<?> woven) {
-            ClassLoader loader = woven.getClassLoader();
+        protected Constructor<?> computeValue(Class<?> caller) {
+            ClassLoader loader = caller.getClassLoader();
             if (loader == null) {
                 return null;
             }
@@ -60,13 +66,26 @@ public final class OwnRejections {
     }
 
     /**
-     * The rejection as the copy of the exception {@code woven}'s loader knows: the rejection
-     * itself when that is the agent's copy.
+     * The rejection as the copy of the exception that the caller of {@code woven}'s limited method
+     * knows (the first frame below the method's own that is not of its class; {@code woven}'s
+     * loader when there is none in reach): the rejection itself when that is the agent's copy.
      *
      * @throws ReflectiveOperationException if the loader's copy could not be made
      */
     static Throwable in(Class<?> woven, RateLimitExceededException rejection) throws ReflectiveOperationException {
-        Constructor<?> own = CONSTRUCTORS.get(woven);
+        Class<?> caller = WALKER.walk(frames -> {
+            boolean inLimited = false;
+            for (java.util.Iterator<StackWalker.StackFrame> it = frames.limit(MAX_FRAMES).iterator(); it.hasNext(); ) {
+                Class<?> type = it.next().getDeclaringClass();
+                if (type == woven) {
+                    inLimited = true;
+                } else if (inLimited) {
+                    return type;
+                }
+            }
+            return null;
+        });
+        Constructor<?> own = CONSTRUCTORS.get(caller != null ? caller : woven);
         return own == null ? rejection : (Throwable) own.newInstance(rejection.rule(), rejection.retryAfter());
     }
 

@@ -134,8 +134,8 @@ public final class RateLimitBridge {
     }
 
     /**
-     * What the exit advice throws for a rejection: the exception as the woven class's loader
-     * knows it (see {@link OwnRejections}). Never throws: the advice is suppressed, and a throw
+     * What the exit advice of a method of {@code woven} throws for a rejection: the exception as
+     * the method's caller's class loader knows it (see {@link OwnRejections}). Never throws: the advice is suppressed, and a throw
      * here would let the rejected call return as if it had run.
      */
     public static Throwable thrownIn(Class<?> woven, Throwable rejection) {

@@ -15,46 +15,89 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A loader that defined its own copy of the API's exception (the application's, before an
- * attach; a child-first web application loader) knows another class of that name: a rejection
- * thrown as the agent's copy escaped the application's {@code catch} (review of the
- * twenty-fourth round). It is thrown as the woven class's loader's copy, and read back from
- * either copy.
+ * attach; a child-first web application or plugin loader) knows another class of that name: a
+ * rejection thrown as the agent's copy escaped a {@code catch} in its code (review of the
+ * twenty-fourth round). It is thrown as the copy the limited method's caller knows, and read
+ * back from either copy. (Chosen by the limited method's own loader, the first version broke a
+ * host that catches what a plugin's method throws: the second case here.)
  */
 public class OwnRejectionsTest {
-    /** A class of the application's, woven. */
+    /** A class of the application's with a limited method, as its exit advice calls the bridge. */
     public static final class Woven {
+        public static Throwable reject(Throwable rejection) {
+            return RateLimitBridge.thrownIn(Woven.class, rejection);
+        }
     }
 
+    /** The code that calls the limited method, and catches what it throws. */
+    public static final class Caller {
+        public static Throwable call(Throwable rejection) {
+            return Woven.reject(rejection);
+        }
+    }
+
+    private static final RateLimitExceededException REJECTION =
+            new RateLimitExceededException("per-user", Duration.ofSeconds(7));
+
+    private static Throwable invoke(ClassLoader loader, Class<?> type, String method) throws Exception {
+        return (Throwable) loader.loadClass(type.getName()).getMethod(method, Throwable.class).invoke(null, REJECTION);
+    }
+
+    /** After an attach, or in a web application with the API jar in WEB-INF/lib: its own copy. */
     @Test
-    void aRejectionIsThrownAsTheCopyTheWovenClassesLoaderKnows() throws Exception {
-        ClassLoader own = childFirst(Woven.class, RateLimitExceededException.class);
-        Class<?> woven = own.loadClass(Woven.class.getName());
+    void aCallerAndALimitedMethodOfALoaderWithItsOwnCopyGetThatCopy() throws Exception {
+        ClassLoader own = childFirst(Woven.class, Caller.class, RateLimitExceededException.class);
         Class<?> ownException = own.loadClass(RateLimitExceededException.class.getName());
         assertNotSame(RateLimitExceededException.class, ownException, "the case under test");
-
-        RateLimitExceededException rejection = new RateLimitExceededException("per-user", Duration.ofSeconds(7));
         long errors = RateLimitBridge.agentErrors();
-        Throwable thrown = RateLimitBridge.thrownIn(woven, rejection);
+
+        Throwable thrown = invoke(own, Caller.class, "call");
         assertSame(ownException, thrown.getClass(), "the copy the application's catch names");
         assertEquals("per-user", ownException.getMethod("rule").invoke(thrown));
         assertEquals(Duration.ofSeconds(7), ownException.getMethod("retryAfter").invoke(thrown));
         assertEquals(0, thrown.getStackTrace().length, "as the agent's: no stack trace");
         assertEquals(errors, RateLimitBridge.agentErrors());
 
-        // read back, also from inside a wrapper, as the servlet advice reads what escapes a servlet
+        // read back, as the servlet advice reads what escapes a servlet
         RateLimitExceededException read = OwnRejections.read(thrown);
         assertEquals("per-user", read.rule());
         assertEquals(Duration.ofSeconds(7), read.retryAfter());
     }
 
+    /**
+     * A host that calls a plugin's limited method (the plugin's loader child-first over its own
+     * copy of the API jar) and catches the rejection: the host's copy, the agent's. Called here
+     * through reflection, whose frames are not the caller.
+     */
+    @Test
+    void aCallerOutsideTheLimitedMethodsLoaderGetsItsOwnLoadersCopy() throws Exception {
+        ClassLoader plugin = childFirst(Woven.class, RateLimitExceededException.class);
+        assertSame(REJECTION, invoke(plugin, Woven.class, "reject"));
+    }
+
+    /** A web application's code calling a limited method of a shared library: the application's copy. */
+    @Test
+    void aCallerWithItsOwnCopyCallingALimitedMethodOfTheParentGetsItsCopy() throws Exception {
+        ClassLoader webApp = childFirst(Caller.class, RateLimitExceededException.class);
+        Throwable thrown = invoke(webApp, Caller.class, "call");
+        assertSame(webApp.loadClass(RateLimitExceededException.class.getName()), thrown.getClass());
+    }
+
     @Test
     void aLoaderThatFindsTheAgentsCopyGetsTheRejectionItself() {
-        RateLimitExceededException rejection = new RateLimitExceededException("r", Duration.ofSeconds(1));
-        assertSame(rejection, RateLimitBridge.thrownIn(Woven.class, rejection), "the application's loader");
-        assertSame(rejection, RateLimitBridge.thrownIn(String.class, rejection), "the boot loader");
-        assertSame(rejection, RateLimitBridge.thrownIn(null, rejection));
+        assertSame(REJECTION, Caller.call(REJECTION), "the application's loader");
+        assertSame(REJECTION, RateLimitBridge.thrownIn(String.class, REJECTION), "the boot loader");
+        assertSame(REJECTION, RateLimitBridge.thrownIn(null, REJECTION));
         IllegalStateException other = new IllegalStateException();
         assertSame(other, RateLimitBridge.thrownIn(Woven.class, other), "not a rejection");
+    }
+
+    /** No frame of the limited method in reach (not called from it): its own loader's copy. */
+    @Test
+    void withoutTheLimitedMethodOnTheStackItsLoaderChooses() throws Exception {
+        ClassLoader own = childFirst(Woven.class, RateLimitExceededException.class);
+        Throwable thrown = RateLimitBridge.thrownIn(own.loadClass(Woven.class.getName()), REJECTION);
+        assertSame(own.loadClass(RateLimitExceededException.class.getName()), thrown.getClass());
     }
 
     @Test
@@ -71,8 +114,7 @@ public class OwnRejectionsTest {
                 throw new ClassNotFoundException(name);
             }
         };
-        RateLimitExceededException rejection = new RateLimitExceededException("r", Duration.ofSeconds(1));
-        assertSame(rejection, RateLimitBridge.thrownIn(isolated.loadClass(Woven.class.getName()), rejection));
+        assertSame(REJECTION, RateLimitBridge.thrownIn(isolated.loadClass(Woven.class.getName()), REJECTION));
     }
 
     @Test
