@@ -11,7 +11,9 @@ import java.util.Objects;
  * overloaded.
  *
  * <p>Under the agent this class is loaded by the bootstrap class loader, so it is the same class
- * in every class loader of the application.
+ * in every class loader that asks its parent first. A loader with a copy of its own (defined
+ * before the agent was attached, or a child-first loader over this jar) gets its copy when the
+ * limited method's caller is its code.
  */
 public class RateLimitExceededException extends RuntimeException {
     private static final long serialVersionUID = 1L;
