@@ -14,10 +14,36 @@ public final class AgentThreads {
      * creator's. Otherwise, on an application server, a thread of the agent's that lives on would
      * pin the web application's loader that happened to create it.
      */
+    @SuppressWarnings("removal")
     public static Thread daemon(String name, Runnable body) {
-        Thread thread = new Thread(null, body, name, 0, false);
+        Thread thread = java.security.AccessController.doPrivileged(new Unstarted(name, body));
         thread.setDaemon(true);
         thread.setContextClassLoader(AgentThreads.class.getClassLoader());
         return thread;
+    }
+
+    /**
+     * Makes the thread inside {@code doPrivileged}. Up to Java 23 a thread keeps the access
+     * control context of the code that made it: every protection domain on the creating thread's
+     * stack, and with each its class loader. The clock thread, made at the first decision inside
+     * a web application's limited method, kept that application's loader for the life of the
+     * JVM, so a redeployed application was never collected (review of the twenty-fourth round).
+     * Made inside {@code doPrivileged}, it keeps only the domains of the frames above it, the
+     * agent's own.
+     */
+    @SuppressWarnings("removal")
+    private static final class Unstarted implements java.security.PrivilegedAction<Thread> {
+        private final String name;
+        private final Runnable body;
+
+        Unstarted(String name, Runnable body) {
+            this.name = name;
+            this.body = body;
+        }
+
+        @Override
+        public Thread run() {
+            return new Thread(null, body, name, 0, false);
+        }
     }
 }

@@ -169,6 +169,28 @@ class MethodLimitingIT {
         assertTrue(result.stderr.contains(line + " [1 per 1h]; 1 rejected since start"), result::toString);
     }
 
+    /**
+     * A web application's loader is collected once undeployed, also after the agent wove and
+     * limited one of its methods: the agent's clock thread, started at the JVM's first decision
+     * inside that method, kept the access control context it was made in (up to Java 23), and
+     * with it the application's loader, for good (review of the twenty-fourth round).
+     */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void anUndeployedApplicationsLoaderIsCollectedAfterItsMethodsWereLimited(Path jdk) throws Exception {
+        Path rules = Path.of(MethodLimitingIT.class.getResource("/fixture-rules.yaml").toURI());
+        ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
+                "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                "-cp", ForkedJvm.applicationClassPath(),
+                "dev.ratelimit.fixture.RedeployMain"), Duration.ofMinutes(2));
+        assertEquals(0, result.exitCode, result::toString);
+        Map<String, String> printed = result.results();
+        assertEquals("true", printed.get("ownLoader"), result::toString);
+        assertEquals("5", printed.get("allowed"), "limited, so woven: " + result);
+        assertEquals("1", printed.get("rejected"), result::toString);
+        assertEquals("true", printed.get("collected"), result::toString);
+    }
+
     /** A class defined with defineClass(null, ...) reaches the transformer without a name, and is limited all the same. */
     @ParameterizedTest
     @MethodSource("jdks")
