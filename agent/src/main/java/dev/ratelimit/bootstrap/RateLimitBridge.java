@@ -145,8 +145,12 @@ public final class RateLimitBridge {
         try {
             return OwnRejections.in(woven, (dev.ratelimit.RateLimitExceededException) rejection);
         } catch (Throwable t) {
-            agentError("making the application's own RateLimitExceededException", t,
-                    "the call was rejected with the agent's");
+            try {
+                agentError("making the application's own RateLimitExceededException", t,
+                        "the call was rejected with the agent's");
+            } catch (Throwable logFailed) {
+                // a failing logger must not make the rejected call return as if it had run
+            }
             return rejection;
         }
     }

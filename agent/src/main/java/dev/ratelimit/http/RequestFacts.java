@@ -21,6 +21,8 @@ final class RequestFacts implements RequestKeys {
     /** The header that carries internal tokens: a key read from it is hashed (see {@link #header}). */
     private final String tokenHeader;
     private String clientIp;
+    /** The last credential header value keyed, with its key (see {@link #header}). */
+    private KeyedCredential credential;
     /**
      * The request as the innermost entry point of the application saw it: a filter's wrapper
      * (Spring Security's, say) may know the user when the container's request does not.
@@ -78,8 +80,15 @@ final class RequestFacts implements RequestKeys {
             return null;
         }
         if (isCredentials(name)) {
-            // first, also when Authorization is the exempt header: one credential, one key
-            return digest(credentials(value));
+            // first, also when Authorization is the exempt header: one credential, one key;
+            // worked out once per request and value, not once per rule that reads it
+            // (one field holding final ones: an async dispatch on another thread reads it too)
+            KeyedCredential keyed = credential;
+            if (keyed == null || !keyed.value.equals(value)) {
+                keyed = new KeyedCredential(value, digest(credentials(value)));
+                credential = keyed;
+            }
+            return keyed.key;
         }
         if (tokenHeader != null && tokenHeader.equalsIgnoreCase(name)) {
             // a rule keyed on the token header counts per token, but keys are kept in the clear
@@ -172,5 +181,16 @@ final class RequestFacts implements RequestKeys {
     @Override
     public boolean forged() {
         return forged;
+    }
+
+    /** A credential header's value and the key it was made. */
+    private static final class KeyedCredential {
+        final String value;
+        final String key;
+
+        KeyedCredential(String value, String key) {
+            this.value = value;
+            this.key = key;
+        }
     }
 }
