@@ -74,12 +74,18 @@ public final class OwnRejections {
      */
     static Throwable in(Class<?> woven, RateLimitExceededException rejection) throws ReflectiveOperationException {
         Class<?> caller = WALKER.walk(frames -> {
-            boolean inLimited = false;
+            StackWalker.StackFrame limited = null;
             for (java.util.Iterator<StackWalker.StackFrame> it = frames.limit(MAX_FRAMES).iterator(); it.hasNext(); ) {
-                Class<?> type = it.next().getDeclaringClass();
-                if (type == woven) {
-                    inLimited = true;
-                } else if (inLimited) {
+                StackWalker.StackFrame frame = it.next();
+                Class<?> type = frame.getDeclaringClass();
+                if (limited == null) {
+                    if (type == woven) {
+                        limited = frame;
+                    }
+                } else if (!isBridgeTo(woven, limited, frame)) {
+                    // the frame right below the limited method's, also when it is of the same
+                    // class (a call from another method of it, a lambda in it, recursion): only
+                    // a bridge to the method (never woven) is passed over, to reach its caller
                     return type;
                 }
             }
@@ -87,6 +93,19 @@ public final class OwnRejections {
         });
         Constructor<?> own = CONSTRUCTORS.get(caller != null ? caller : woven);
         return own == null ? rejection : (Throwable) own.newInstance(rejection.rule(), rejection.retryAfter());
+    }
+
+    /** Whether {@code frame} is of a bridge method of {@code woven} to the {@code limited} one. */
+    private static boolean isBridgeTo(Class<?> woven, StackWalker.StackFrame limited, StackWalker.StackFrame frame) {
+        if (frame.getDeclaringClass() != woven || !frame.getMethodName().equals(limited.getMethodName())
+                || frame.getDescriptor().equals(limited.getDescriptor())) {
+            return false;
+        }
+        try {
+            return woven.getDeclaredMethod(frame.getMethodName(), frame.getMethodType().parameterArray()).isBridge();
+        } catch (ReflectiveOperationException | LinkageError | RuntimeException e) {
+            return false;
+        }
     }
 
     /**

@@ -27,6 +27,19 @@ public class OwnRejectionsTest {
         public static Throwable reject(Throwable rejection) {
             return RateLimitBridge.thrownIn(Woven.class, rejection);
         }
+
+        /** Another method of the class calling the limited one (and catching what it throws). */
+        public static Throwable call(Throwable rejection) {
+            return reject(rejection);
+        }
+    }
+
+    /** A limited method reached through its bridge (bridges are never woven). */
+    public static final class Generic implements java.util.function.Function<Throwable, Throwable> {
+        @Override
+        public Throwable apply(Throwable rejection) {
+            return RateLimitBridge.thrownIn(Generic.class, rejection);
+        }
     }
 
     /** The code that calls the limited method, and catches what it throws. */
@@ -73,6 +86,27 @@ public class OwnRejectionsTest {
     void aCallerOutsideTheLimitedMethodsLoaderGetsItsOwnLoadersCopy() throws Exception {
         ClassLoader plugin = childFirst(Woven.class, RateLimitExceededException.class);
         assertSame(REJECTION, invoke(plugin, Woven.class, "reject"));
+    }
+
+    /**
+     * A method of the limited method's own class calls it and catches: the copy its class's loader
+     * knows, whoever called that method (here the test, whose loader finds the agent's copy).
+     */
+    @Test
+    void aCallFromTheLimitedMethodsOwnClassGetsThatClassesCopy() throws Exception {
+        ClassLoader own = childFirst(Woven.class, RateLimitExceededException.class);
+        Throwable thrown = invoke(own, Woven.class, "call");
+        assertSame(own.loadClass(RateLimitExceededException.class.getName()), thrown.getClass());
+    }
+
+    /** A host calling a plugin's limited method through its bridge: the bridge is not the caller. */
+    @Test
+    @SuppressWarnings("unchecked")
+    void aBridgeToTheLimitedMethodIsNotItsCaller() throws Exception {
+        ClassLoader plugin = childFirst(Generic.class, RateLimitExceededException.class);
+        java.util.function.Function<Object, Object> generic = (java.util.function.Function<Object, Object>)
+                plugin.loadClass(Generic.class.getName()).getConstructor().newInstance();
+        assertSame(REJECTION, generic.apply(REJECTION));
     }
 
     /** A web application's code calling a limited method of a shared library: the application's copy. */
