@@ -22,7 +22,13 @@ public final class OwnRejections {
 
     /** Frames walked at most to find the limited method's caller. */
     private static final int MAX_FRAMES = 64;
-    private static final StackWalker WALKER = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE);
+    /**
+     * Hidden frames shown: a method reference's caller is the class that made it (its hidden
+     * class, in that class's loader), which is skipped otherwise, so the limited method's caller
+     * was taken to be the JDK code that ran it (a stream, an executor): the agent's copy.
+     */
+    private static final StackWalker WALKER = StackWalker.getInstance(java.util.EnumSet.of(
+            StackWalker.Option.RETAIN_CLASS_REFERENCE, StackWalker.Option.SHOW_HIDDEN_FRAMES));
 
     /** Per calling class: its loader's own copy's constructor, or null when that is the agent's. */
     private static final ClassValue<Constructor<?>> CONSTRUCTORS = new ClassValue<>() {
@@ -82,7 +88,7 @@ public final class OwnRejections {
                     if (type == woven) {
                         limited = frame;
                     }
-                } else if (!isBridgeTo(woven, limited, frame)) {
+                } else if (!isBridgeTo(woven, limited, frame) && !isPlumbing(type)) {
                     // the frame right below the limited method's, also when it is of the same
                     // class (a call from another method of it, a lambda in it, recursion): only
                     // a bridge to the method (never woven) is passed over, to reach its caller
@@ -93,6 +99,13 @@ public final class OwnRejections {
         });
         Constructor<?> own = CONSTRUCTORS.get(caller != null ? caller : woven);
         return own == null ? rejection : (Throwable) own.newInstance(rejection.rule(), rejection.retryAfter());
+    }
+
+    /** Frames of reflection and method handles, shown with the hidden ones: never the caller. */
+    private static boolean isPlumbing(Class<?> type) {
+        String name = type.getName();
+        return name.startsWith("jdk.internal.reflect.") || (type.getClassLoader() == null
+                && (name.startsWith("java.lang.invoke.") || name.startsWith("java.lang.reflect.")));
     }
 
     /** Whether {@code frame} is of a bridge method of {@code woven} to the {@code limited} one. */

@@ -28,6 +28,11 @@ public class OwnRejectionsTest {
             return RateLimitBridge.thrownIn(Woven.class, rejection);
         }
 
+        /** The limited method called by JDK code through a method reference made here. */
+        public static Throwable byReference(Throwable rejection) {
+            return java.util.stream.Stream.of(rejection).map(Woven::reject).findFirst().get();
+        }
+
         /** Another method of the class calling the limited one (and catching what it throws). */
         public static Throwable call(Throwable rejection) {
             return reject(rejection);
@@ -96,6 +101,14 @@ public class OwnRejectionsTest {
     void aCallFromTheLimitedMethodsOwnClassGetsThatClassesCopy() throws Exception {
         ClassLoader own = childFirst(Woven.class, RateLimitExceededException.class);
         Throwable thrown = invoke(own, Woven.class, "call");
+        assertSame(own.loadClass(RateLimitExceededException.class.getName()), thrown.getClass());
+    }
+
+    /** A method reference's caller is the class that made it, not the JDK code that runs it. */
+    @Test
+    void aMethodReferencesCallerIsTheClassThatMadeIt() throws Exception {
+        ClassLoader own = childFirst(Woven.class, RateLimitExceededException.class);
+        Throwable thrown = invoke(own, Woven.class, "byReference");
         assertSame(own.loadClass(RateLimitExceededException.class.getName()), thrown.getClass());
     }
 
