@@ -15,7 +15,8 @@ import java.time.Duration;
  * round). A rejection is thrown as the copy that the limited method's caller knows: the code that
  * catches it is most often there. (Chosen by the limited method's own loader, the first version
  * broke a host that catches what a plugin's method throws.) The servlet advice reads a rejection
- * of any copy. Loaded at the first rejection, not at start-up.
+ * of any copy. Until a loader has a copy of its own ({@link ExceptionCopies}), a rejection is the
+ * agent's copy at once. Loaded at the first rejection, not at start-up.
  */
 public final class OwnRejections {
     private static final String NAME = RateLimitExceededException.class.getName();
@@ -79,6 +80,10 @@ public final class OwnRejections {
      * @throws ReflectiveOperationException if the loader's copy could not be made
      */
     static Throwable in(Class<?> woven, RateLimitExceededException rejection) throws ReflectiveOperationException {
+        if (!ExceptionCopies.seen()) {
+            // no loader has a copy of its own: every loader finds the agent's, and no stack is walked
+            return rejection;
+        }
         Class<?> caller = WALKER.walk(frames -> {
             StackWalker.StackFrame limited = null;
             for (java.util.Iterator<StackWalker.StackFrame> it = frames.limit(MAX_FRAMES).iterator(); it.hasNext(); ) {

@@ -1,5 +1,6 @@
 package dev.ratelimit.instrument;
 
+import dev.ratelimit.bootstrap.ExceptionCopies;
 import dev.ratelimit.bootstrap.RateLimitBridge;
 import java.lang.instrument.ClassFileTransformer;
 import java.lang.instrument.Instrumentation;
@@ -117,6 +118,8 @@ final class AdviceTransformer implements ClassFileTransformer {
                 TypePool.Default.of(agentClassFiles).describe(PlatformMBeanServerAdvice.class.getName()).resolve(),
                 agentClassFiles);
         this.managementFactoryUnwoven = managementFactoryUnwoven;
+        // loaded now, not first inside transform (see there)
+        ExceptionCopies.defined(null, null);
     }
 
     /**
@@ -178,6 +181,14 @@ final class AdviceTransformer implements ClassFileTransformer {
         if (internalName == null && loader != null) {
             // defined with defineClass(null, ...): the name is in the class file
             internalName = ClassPrefilter.nameOf(classFile);
+        }
+        if (redefined == null && loader != null) {
+            // (through the gate at start-up, told there already; after an attach, only here).
+            // Never for the boot loader's classes: the first call loads ExceptionCopies, whose
+            // own load comes through here, and a call then fails with ClassCircularityError
+            // (and every later one with NoClassDefFoundError: nothing was woven again). It is
+            // loaded when the transformer is made, too.
+            ExceptionCopies.defined(loader, internalName);
         }
         String name = internalName;
         boolean entered = false;

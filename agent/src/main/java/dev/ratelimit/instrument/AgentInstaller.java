@@ -1,6 +1,7 @@
 package dev.ratelimit.instrument;
 
 import dev.ratelimit.Version;
+import dev.ratelimit.bootstrap.ExceptionCopies;
 import dev.ratelimit.bootstrap.RateLimitBridge;
 import dev.ratelimit.config.ConfigError;
 import dev.ratelimit.config.ConfigException;
@@ -340,6 +341,7 @@ public final class AgentInstaller {
         for (Class<?> type : instrumentation.getAllLoadedClasses()) {
             ClassLoader loader = type.getClassLoader();
             String internalName = type.getName().replace('.', '/');
+            ExceptionCopies.defined(loader, internalName);
             if (type.isArray() || type.isPrimitive() || transformer.ignored(loader, internalName)
                     || !instrumentation.isModifiableClass(type)) {
                 continue;

@@ -1,5 +1,6 @@
 package dev.ratelimit.instrument;
 
+import dev.ratelimit.bootstrap.ExceptionCopies;
 import dev.ratelimit.config.MethodPattern;
 import dev.ratelimit.config.RuleConfig;
 import dev.ratelimit.config.RuleSet;
@@ -71,6 +72,8 @@ final class StartupGate implements ClassFileTransformer {
     }
 
     StartupGate(RuleSet rules, ClassLoader agentLoader, long maxWaitMillis) {
+        // loaded now, in premain, not first inside transform: that load comes through transform too
+        ExceptionCopies.defined(null, null);
         List<MethodPattern> patterns = new ArrayList<>();
         for (RuleConfig rule : rules.rules()) {
             if (rule.methodPattern() != null) {
@@ -108,6 +111,7 @@ final class StartupGate implements ClassFileTransformer {
         for (Class<?> type : classes) {
             ClassLoader loader = type.getClassLoader();
             String name = type.getName();
+            ExceptionCopies.defined(loader, name.replace('.', '/'));
             if (loader == null && name.equals(AdviceTransformer.MANAGEMENT_FACTORY_NAME)) {
                 synchronized (escaped) {
                     managementFactoryEarly = true;
@@ -245,6 +249,9 @@ final class StartupGate implements ClassFileTransformer {
         if (internalName == null) {
             // defined with defineClass(null, ...): the name is in the class file
             internalName = ClassPrefilter.nameOf(classFile);
+        }
+        if (redefined == null) {
+            ExceptionCopies.defined(loader, internalName);
         }
         ClassFileTransformer ready = transformer;
         if (ready == null) {

@@ -187,6 +187,8 @@ public class OwnRejectionsTest {
                         Class<?> loaded = findLoadedClass(name);
                         if (loaded == null) {
                             byte[] bytes = bytesOf(name);
+                            // as the agent's transformer is told of each class a loader defines
+                            ExceptionCopies.defined(this, name.replace('.', '/'));
                             loaded = defineClass(name, bytes, 0, bytes.length);
                         }
                         return loaded;

@@ -191,6 +191,32 @@ class MethodLimitingIT {
         assertEquals("true", printed.get("collected"), result::toString);
     }
 
+    /**
+     * A plugin with its own copy of the API jar (a child-first loader): its limited method's
+     * rejection is thrown as the copy its caller knows, so both the host's catch (the agent's
+     * copy) and the plugin's own (its copy) see it. The copy is noticed as the loader defines it.
+     */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void aPluginsRejectionsReachTheHostsCatchAndItsOwn(Path jdk, @org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        Path rules = java.nio.file.Files.writeString(dir.resolve("plugin-rules.yaml"), String.join("\n",
+                "version: 1", "rules:", "  - name: plugin-call", "    match:",
+                "      method: dev.ratelimit.fixture.PluginService#call", "    limit: 1", "    window: 1h", ""));
+        ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
+                "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                "-cp", ForkedJvm.applicationClassPath(),
+                "dev.ratelimit.fixture.PluginHostMain"), Duration.ofMinutes(2));
+        assertEquals(0, result.exitCode, result::toString);
+        Map<String, String> printed = result.results();
+        assertEquals("true", printed.get("ownCopy"), result::toString);
+        // the first call runs; the host's two others and every one of the plugin's are refused
+        assertEquals("2", printed.get("hostCaught"), result::toString);
+        assertEquals("0", printed.get("escaped"), result::toString);
+        assertEquals("caught plugin-call;caught plugin-call;caught plugin-call;", printed.get("pluginSaw"),
+                result::toString);
+    }
+
     /** A class defined with defineClass(null, ...) reaches the transformer without a name, and is limited all the same. */
     @ParameterizedTest
     @MethodSource("jdks")
