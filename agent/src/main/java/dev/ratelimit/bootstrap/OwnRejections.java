@@ -74,8 +74,9 @@ public final class OwnRejections {
 
     /**
      * The rejection as the copy of the exception that the caller of {@code woven}'s limited method
-     * knows (the first frame below the method's own that is not of its class; {@code woven}'s
-     * loader when there is none in reach): the rejection itself when that is the agent's copy.
+     * knows (the frame right below the method's, whatever its class, past a bridge to it and past
+     * reflection's and method handles' frames; {@code woven}'s loader when there is none in
+     * reach): the rejection itself when that is the agent's copy.
      *
      * @throws ReflectiveOperationException if the loader's copy could not be made
      */
