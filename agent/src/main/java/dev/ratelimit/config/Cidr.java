@@ -81,6 +81,12 @@ public final class Cidr {
                 throw notAnAddress(text);
             }
         }
+        int dot = addressText.indexOf('.');
+        if (dot >= 0) {
+            // an IPv4 address in its last 32 bits (::ffff:1.2.3.4): written as a plain one must
+            // be, without leading zeros (the JDK took ::01.2.3.4 where 01.2.3.4 was refused)
+            parseIpv4(text, addressText.substring(addressText.lastIndexOf(':') + 1));
+        }
         InetAddress parsed;
         try {
             // Only hex digits, ':' and '.' with at least one ':': a literal, never a host name to resolve.

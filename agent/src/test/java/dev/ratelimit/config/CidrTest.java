@@ -44,6 +44,9 @@ class CidrTest {
         assertEquals("2001:db8:0:1::/64", Cidr.parse("2001:db8:0:1::/64").toString());
         assertEquals("::/0", Cidr.parse("::/0").toString());
         assertTrue(Cidr.parse("::1").contains(ip("::1")));
+        // an IPv4 address in the last 32 bits, written without leading zeros, is taken
+        assertEquals("64:ff9b::a00:1/128", Cidr.parse("64:ff9b::10.0.0.1").toString());
+        assertEquals("64:ff9b::/96", Cidr.parse("64:ff9b::0.0.0.0/96").toString());
     }
 
     @Test
@@ -74,7 +77,9 @@ class CidrTest {
     @ParameterizedTest
     @ValueSource(strings = {"", "localhost", "example.com", "10.0.0", "10.0.0.0.0", "256.0.0.1", "010.0.0.1",
         "10.0.0.0/33", "10.0.0.0/", "10.0.0.0/-1", "10.0.0.0/08", "1.2.3.4/8x", "::1/129", "fe80::1%eth0",
-        "gggg::1", "1:2:3:4:5:6:7:8:9", "10.0.0.0/8/8", " 10.0.0.1", "0x7f.0.0.1"})
+        "gggg::1", "1:2:3:4:5:6:7:8:9", "10.0.0.0/8/8", " 10.0.0.1", "0x7f.0.0.1",
+        // an IPv4 address inside IPv6 is written as a plain one must be (the schema review)
+        "::01.2.3.4", "::1.2.3.04", "64:ff9b::010.0.0.1", "::1.2.3", "::1.2.3.4.5"})
     void refusesInvalidBlocks(String text) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Cidr.parse(text));
         assertTrue(e.getMessage().startsWith("invalid address block") || e.getMessage().startsWith("empty"),
