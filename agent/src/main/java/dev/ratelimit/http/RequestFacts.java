@@ -136,7 +136,7 @@ final class RequestFacts implements RequestKeys {
         if (rest < end) {
             text.append(' ');
             String token = value.substring(rest, end);
-            if (text.length() == "basic ".length() && text.toString().equals("basic ")) {
+            if (schemeEnd - start == 5 && value.regionMatches(true, start, "basic", 0, 5)) {
                 // Basic's user:password in Base64, which decoders (java.util.Base64, Spring
                 // Security's) read with or without padding and whatever the unused bits of the
                 // last character: one user:password was up to 32 spellings, each its own budget

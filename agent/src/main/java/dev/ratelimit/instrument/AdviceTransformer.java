@@ -184,10 +184,10 @@ final class AdviceTransformer implements ClassFileTransformer {
         }
         if (redefined == null && loader != null) {
             // (through the gate at start-up, told there already; after an attach, only here).
-            // Never for the boot loader's classes: the first call loads ExceptionCopies, whose
-            // own load comes through here, and a call then fails with ClassCircularityError
-            // (and every later one with NoClassDefFoundError: nothing was woven again). It is
-            // loaded when the transformer is made, too.
+            // Never for the boot loader's classes, and ExceptionCopies is loaded when the
+            // transformer is made: its first load inside transform comes through transform
+            // itself, and a first version that called it for every class left classes loaded
+            // after an attach intermittently not woven at all (AttachIT).
             ExceptionCopies.defined(loader, internalName);
         }
         String name = internalName;
