@@ -98,6 +98,11 @@ final class AttachCommand {
                 }
                 return 1;
             }
+            if (report.startsWith(AgentInstaller.ATTACHED_UNFINISHED)) {
+                // in force, but not whole: a script must not take it for a clean attach
+                err.println("attach: process " + pid + " (Java " + version + "): " + report);
+                return 1;
+            }
             if (report.startsWith("already installed")) {
                 out.println("process " + pid + " (Java " + version + "): the agent is " + report);
                 return 0;

@@ -57,6 +57,9 @@ public final class AgentInstaller {
     /** Where an attached agent leaves its report for the {@code attach} command to read. */
     public static final String ATTACH_REPORT_PROPERTY = "dev.ratelimit.attach.report";
 
+    /** How the report of an attach that registered its transformer but did not finish begins. */
+    public static final String ATTACHED_UNFINISHED = "attached, but did not finish starting";
+
     private static final int RETRANSFORM_BATCH = 100;
     private static final long RETRANSFORM_PAUSE_MILLIS = 10;
     private static final long IDLE_RULE_REPORT_DELAY_MILLIS = 60_000;
@@ -82,9 +85,14 @@ public final class AgentInstaller {
             String failed = RateLimitBridge.startFailure();
             if (failed != null) {
                 // the agent loaded with this JVM claimed it and failed to start: it limits
-                // nothing, and what it left half-built cannot be started over
-                String why = "not attached: the agent loaded with this JVM failed to start (" + failed
-                        + "), so nothing is limited; restart the JVM to start it";
+                // nothing, and what it left half-built cannot be started over. Or an earlier
+                // attach registered its transformer and then failed: in force, but not whole
+                String why = failed.startsWith(ATTACHED_UNFINISHED)
+                        ? "not attached: an earlier attach is in force but did not finish starting ("
+                                + failed.substring(ATTACHED_UNFINISHED.length() + 2)
+                                + "); restart the JVM to start the agent whole"
+                        : "not attached: the agent loaded with this JVM failed to start (" + failed
+                                + "), so nothing is limited; restart the JVM to start it";
                 System.err.println("rate-limit-agent: " + why);
                 System.setProperty(ATTACH_REPORT_PROPERTY, why);
                 return;
@@ -201,36 +209,69 @@ public final class AgentInstaller {
             return;
         }
         if (attached) {
-            instrumentation.addTransformer(transformer, true);
-            agent.retransformLoaded(transformer);
-            agent.attachPlatformMBeanServerNow();
-        } else {
-            // The MBeans go on the platform MBean server when someone first asks for it (the
-            // transformer weaves ManagementFactory as it loads). If it was loaded unwoven (before
-            // the transformer was in force), the server may exist already: attach it now.
-            RateLimitBridge.onPlatformMBeanServer(server -> agent.attachPlatformMBeanServer((MBeanServer) server));
-            gate.open(transformer, instrumentation);
-            if (gate.managementFactoryLoadedEarly()
-                    || (isLoaded(instrumentation, AdviceTransformer.MANAGEMENT_FACTORY_NAME)
-                            && !transformer.managementFactoryWoven())) {
-                agent.attachPlatformMBeanServerNow();
+            try {
+                instrumentation.addTransformer(transformer, true);
+            } catch (RuntimeException | Error e) {
+                // not registered: refuse the attach as above
+                System.err.println("[rate-limit-agent] not attached: could not register the transformer: " + e);
+                System.setProperty(ATTACH_REPORT_PROPERTY, "not attached: could not register the transformer: " + e);
+                RateLimitBridge.releaseInstallation();
+                return;
             }
             try {
-                transformer.warmUp();
-            } catch (RuntimeException | LinkageError e) {
-                // only the first class woven is slower
-                AgentLog.LOG.log(Level.DEBUG, () -> "rate-limit-agent: warming up the transformer failed: " + e);
+                agent.retransformLoaded(transformer);
+                agent.attachPlatformMBeanServerNow();
+                agent.finishStart(ruleSet, baseline, configPath, true, started);
+            } catch (RuntimeException | Error e) {
+                attachUnfinished(e);
             }
+            return;
         }
-        agent.reloader.watch(ruleSet, baseline);
+        // The MBeans go on the platform MBean server when someone first asks for it (the
+        // transformer weaves ManagementFactory as it loads). If it was loaded unwoven (before
+        // the transformer was in force), the server may exist already: attach it now.
+        RateLimitBridge.onPlatformMBeanServer(server -> agent.attachPlatformMBeanServer((MBeanServer) server));
+        gate.open(transformer, instrumentation);
+        if (gate.managementFactoryLoadedEarly()
+                || (isLoaded(instrumentation, AdviceTransformer.MANAGEMENT_FACTORY_NAME)
+                        && !transformer.managementFactoryWoven())) {
+            agent.attachPlatformMBeanServerNow();
+        }
+        try {
+            transformer.warmUp();
+        } catch (RuntimeException | LinkageError e) {
+            // only the first class woven is slower
+            AgentLog.LOG.log(Level.DEBUG, () -> "rate-limit-agent: warming up the transformer failed: " + e);
+        }
+        agent.finishStart(ruleSet, baseline, configPath, false, started);
+    }
+
+    /**
+     * What an attach reports when it failed after its transformer was registered: it cannot be
+     * taken back (classes may have been woven already), so the agent limits what it wove, and
+     * says that it did not finish, rather than that the application runs without limits.
+     */
+    static void attachUnfinished(Throwable failure) {
+        String why = ATTACHED_UNFINISHED + ": " + failure + "; methods woven from now on are limited,"
+                + " but classes loaded before the attach may not all be, and the MBeans or the watching"
+                + " of the rule file may be missing; restart the JVM to start the agent whole";
+        System.err.println("[rate-limit-agent] " + why);
+        System.setProperty(ATTACH_REPORT_PROPERTY, why);
+        // a later attach must not answer "already installed" as if all were well
+        RateLimitBridge.startFailed(ATTACHED_UNFINISHED + ": " + failure);
+        RateLimitBridge.agentError("finishing an attach", failure, "the transformer stays in force");
+    }
+
+    private void finishStart(RuleSet ruleSet, byte[] baseline, Path configPath, boolean attached, long started) {
+        reloader.watch(ruleSet, baseline);
         String summary = "rate-limit-agent " + Version.VERSION + " started"
                 + (attached ? " (attached to a running JVM)" : "") + ": config " + configPath + ", store "
-                + ruleSet.store().type().yamlName() + ", " + agent.rules.describe()
-                + (attached ? "; retransformed " + agent.listener.transformed() + " loaded classes" : "")
+                + ruleSet.store().type().yamlName() + ", " + rules.describe()
+                + (attached ? "; retransformed " + listener.transformed() + " loaded classes" : "")
                 + " in " + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms";
         AgentLog.LOG.log(Level.INFO, summary);
         System.setProperty(ATTACH_REPORT_PROPERTY, summary);
-        agent.reportIdleRules(attached ? 0 : IDLE_RULE_REPORT_DELAY_MILLIS);
+        reportIdleRules(attached ? 0 : IDLE_RULE_REPORT_DELAY_MILLIS);
     }
 
     /**
@@ -361,8 +402,13 @@ public final class AgentInstaller {
     private static byte[] classFile(ClassLoader loader, String internalName) {
         try (InputStream in = loader.getResourceAsStream(internalName + ".class")) {
             return in == null ? null : in.readAllBytes();
-        } catch (IOException | RuntimeException | LinkageError e) {
-            // a loader that cannot say: offer the class anyway
+        } catch (Exception | Error e) {
+            // a loader that cannot say, or fails a check of its own (an AssertionError): offer the
+            // class anyway. The JVM's own errors (out of memory, a stack overflow) end the scan:
+            // the attach then reports that it did not finish
+            if (e instanceof VirtualMachineError) {
+                throw (VirtualMachineError) e;
+            }
             return null;
         }
     }

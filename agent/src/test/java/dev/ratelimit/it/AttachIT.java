@@ -352,6 +352,84 @@ class AttachIT {
         }
     }
 
+    /**
+     * A class loader that fails when the attach's scan of loaded classes asks it for a class file
+     * (an {@code AssertionError} of its own) costs that class its look, not the attach: the attach
+     * reports a start, and the classes loaded after it are limited. The error once escaped after
+     * the transformer was registered: the process printed that it ran without rate limits and
+     * {@code attach} that the agent did not report, while the limit held.
+     */
+    @ParameterizedTest(name = "on {0}")
+    @MethodSource("jdks")
+    void aLoaderThatFailsTheScanDoesNotStopTheAttach(Path jdk) throws Exception {
+        String[] seen = attachBesideAFailingLoader(jdk, "assertion");
+        String printed = seen[0];
+        assertTrue(seen[1].startsWith("0:"), () -> seen[1] + "\n" + printed);
+        assertTrue(seen[1].contains("attached to process "), () -> seen[1]);
+        assertFalse(printed.contains("could not start"), printed);
+        assertTrue(printed.contains("RESULT passed=3\n"), printed);
+        assertTrue(printed.contains("RESULT rejected=3\n"), printed);
+        assertTrue(seen[2].startsWith("0:") && seen[2].contains("already installed"), () -> seen[2]);
+    }
+
+    /**
+     * An error of the JVM's own during the attach's scan, after the transformer is registered (a
+     * loader that overflows the stack), is reported as an attach that did not finish, with exit 1,
+     * while the classes loaded after it are limited. It was reported as "could not start; the
+     * application runs without rate limits", and {@code attach} said the agent did not report.
+     */
+    @ParameterizedTest(name = "on {0}")
+    @MethodSource("jdks")
+    void anAttachThatFailsAfterItsTransformerIsInForceSaysSo(Path jdk) throws Exception {
+        String[] seen = attachBesideAFailingLoader(jdk, "overflow");
+        String printed = seen[0];
+        assertTrue(seen[1].startsWith("1:"), () -> seen[1] + "\n" + printed);
+        assertTrue(seen[1].contains("attached, but did not finish starting: java.lang.StackOverflowError"),
+                () -> seen[1]);
+        assertFalse(printed.contains("could not start"), printed);
+        assertFalse(printed.contains("without rate limits"), printed);
+        assertTrue(printed.contains("RESULT passed=3\n"), printed);
+        assertTrue(printed.contains("RESULT rejected=3\n"), printed);
+        // a second attach does not answer "already installed" as if all were well
+        assertTrue(seen[2].startsWith("1:") && seen[2].contains("an earlier attach is in force but did not finish"
+                + " starting (java.lang.StackOverflowError)"), () -> seen[2]);
+    }
+
+    /**
+     * Starts {@code LoaderFailsAtAttachMain MODE}, attaches with no rules, lets it call the limited
+     * method, and attaches again; returns what the program printed, then for each attach its exit
+     * code, a colon, and its output.
+     */
+    private String[] attachBesideAFailingLoader(Path jdk, String mode) throws Exception {
+        WindowGuard.awayFromBoundary(3_600_000, 60_000);
+        Path rules = Files.writeString(dir.resolve("empty.yaml"), "version: 1\nrules: []\n");
+        // to a file, not a pipe: the logged stack overflow outgrows a pipe's buffer, and the
+        // target would wait for a reader while the attach waits for it
+        Path output = dir.resolve("target-" + mode + ".out");
+        Process target = new ProcessBuilder(jdk.resolve("bin/java").toString(), "-cp", ForkedJvm.applicationClassPath(),
+                "dev.ratelimit.fixture.LoaderFailsAtAttachMain", mode).redirectErrorStream(true)
+                .redirectOutput(output.toFile()).start();
+        try {
+            long until = System.nanoTime() + 30_000_000_000L;
+            while (!read(output).contains("READY") && System.nanoTime() < until && target.isAlive()) {
+                Thread.sleep(20);
+            }
+            assertTrue(read(output).contains("READY"), () -> read(output));
+            ForkedJvm.Result attached = attach(jdk, target.pid(), rules);
+            until = System.nanoTime() + 60_000_000_000L;
+            while (!read(output).contains("RESULT rejected=") && System.nanoTime() < until && target.isAlive()) {
+                Thread.sleep(20);
+            }
+            ForkedJvm.Result again = attach(jdk, target.pid(), rules);
+            String printed = read(output);
+            assertTrue(printed.contains("RESULT held=true"), "the case under test: " + printed);
+            return new String[] {printed, attached.exitCode + ": " + attached.stdout + attached.stderr,
+                    again.exitCode + ": " + again.stdout + again.stderr};
+        } finally {
+            target.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+        }
+    }
+
     /** {@code attach PID FILE}, or {@code attach PID} when {@code rules} is null. */
     private static ForkedJvm.Result attach(Path jdk, long pid, Path rules) throws Exception {
         List<String> command = new ArrayList<>(List.of("-jar", ForkedJvm.agentJar().toString(), "attach", String.valueOf(pid)));
