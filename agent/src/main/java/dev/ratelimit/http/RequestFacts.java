@@ -1,5 +1,6 @@
 package dev.ratelimit.http;
 
+import dev.ratelimit.Hex;
 import dev.ratelimit.config.TokenSource;
 import dev.ratelimit.limit.RequestKeys;
 import java.nio.charset.StandardCharsets;
@@ -156,16 +157,7 @@ final class RequestFacts implements RequestKeys {
     }
 
     private static String digest(String value) {
-        return "sha256:" + hex(TokenSource.sha256(value.getBytes(StandardCharsets.UTF_8)));
-    }
-
-    private static String hex(byte[] bytes) {
-        char[] out = new char[bytes.length * 2];
-        for (int i = 0; i < bytes.length; i++) {
-            out[2 * i] = Character.forDigit((bytes[i] >> 4) & 0xf, 16);
-            out[2 * i + 1] = Character.forDigit(bytes[i] & 0xf, 16);
-        }
-        return new String(out);
+        return "sha256:" + Hex.of(TokenSource.sha256(value.getBytes(StandardCharsets.UTF_8)));
     }
 
     @Override

@@ -1,11 +1,11 @@
 package dev.ratelimit.limit;
 
+import dev.ratelimit.Hex;
 import dev.ratelimit.config.KeyPart;
 import dev.ratelimit.config.KeySpec;
+import dev.ratelimit.config.TokenSource;
 import java.lang.reflect.Array;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
@@ -176,16 +176,7 @@ public final class KeyResolver {
         if (key.length() <= MAX_KEY_LENGTH && !key.startsWith(HASHED) && wellFormed(key)) {
             return key;
         }
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(bytesOf(key));
-            StringBuilder hex = new StringBuilder(HASHED);
-            for (byte b : digest) {
-                hex.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
-            }
-            return hex.toString();
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required by the Java platform", e);
-        }
+        return HASHED + Hex.of(TokenSource.sha256(bytesOf(key)));
     }
 
     /**

@@ -165,6 +165,8 @@ class KeyResolverTest {
         String b = "a".repeat(999_999) + "b";
         String keyA = key("arg0", a);
         assertTrue(keyA.startsWith("sha256:") && keyA.length() == 71, keyA.length() + "");
+        // the SHA-256 of its UTF-8 bytes in lower-case hex (head -c 1000000 /dev/zero | tr '\0' a | sha256sum)
+        assertEquals("sha256:cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0", keyA);
         assertNotEquals(keyA, key("arg0", b));
     }
 
