@@ -89,6 +89,13 @@ public final class RedisStore implements AutoCloseable {
     /** Package-private for tests. */
     final ThreadPoolExecutor connector;
 
+    /**
+     * Runs the commands of calls made on virtual threads ({@link #commandElsewhere}): at most one
+     * per borrowed connection, so as many threads as the pool holds, each ending when idle a while.
+     */
+    /** Package-private for tests. */
+    final ThreadPoolExecutor commands;
+
     /** Set on the store's own threads: they may open connections. */
     private static final ThreadLocal<Boolean> MAY_CONNECT = new ThreadLocal<>();
     /** A connection the connector opened, for the pool's {@code makeObject} to take (see {@link #openIdleConnection}). */
@@ -124,6 +131,9 @@ public final class RedisStore implements AutoCloseable {
         this.connector = new ThreadPoolExecutor(maxConnections, maxConnections, 30, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), task -> storeThread("rate-limit-agent-redis-connector", task));
         connector.allowCoreThreadTimeOut(true);
+        this.commands = new ThreadPoolExecutor(maxConnections, maxConnections, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), task -> AgentThreads.daemon("rate-limit-agent-redis-command", task));
+        commands.allowCoreThreadTimeOut(true);
         storeThread("rate-limit-agent-redis-warm-up", this::warmUp).start();
     }
 
@@ -360,7 +370,6 @@ public final class RedisStore implements AutoCloseable {
      *
      * @throws StoreUnavailableException when the server cannot answer within the timeout
      */
-    @SuppressWarnings("unchecked")
     List<Long> eval(RedisScript script, List<String> keys, List<String> args) {
         StoreUnavailableException current = outage;
         if (current != null) {
@@ -373,6 +382,7 @@ public final class RedisStore implements AutoCloseable {
         // The application's interrupt is not meant for the agent: cleared for the call, set again
         // when it returns. On a virtual thread (Java 21 and later) an interrupted thread's socket
         // I/O closes the socket: the call failed, and was taken for a connection closed while idle.
+        // An interrupt during the command is kept from the socket too (commandElsewhere).
         boolean[] interrupted = {Thread.interrupted()};
         try {
             // sets interrupted[0] should the thread be interrupted while it waits
@@ -381,17 +391,9 @@ public final class RedisStore implements AutoCloseable {
             if (deadline - System.nanoTime() <= 0) {
                 throw failed("pool", new JedisException("no Redis connection free within the timeout"));
             }
-            jedis.getConnection().setSoTimeout(millisLeft(deadline));
-            List<Long> reply;
-            try {
-                reply = (List<Long>) jedis.evalsha(script.sha, keys, args);
-            } catch (JedisNoScriptException notLoaded) {
-                // two more round trips (a restarted or flushed server), within the same deadline
-                jedis.getConnection().setSoTimeout(millisLeft(deadline));
-                jedis.scriptLoad(script.text);
-                jedis.getConnection().setSoTimeout(millisLeft(deadline));
-                reply = (List<Long>) jedis.evalsha(script.sha, keys, args);
-            }
+            List<Long> reply = ON_VIRTUAL_THREAD.getAsBoolean()
+                    ? commandElsewhere(jedis, script, keys, args, deadline, interrupted)
+                    : command(jedis, script, keys, args, deadline);
             timeoutsInARow.set(0);
             return reply;
         } catch (JedisConnectionException e) {
@@ -439,6 +441,79 @@ public final class RedisStore implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /** The script on a borrowed connection, by its SHA, loading it on {@code NOSCRIPT}, within the deadline. */
+    @SuppressWarnings("unchecked")
+    private static List<Long> command(Jedis jedis, RedisScript script, List<String> keys, List<String> args,
+            long deadline) {
+        jedis.getConnection().setSoTimeout(millisLeft(deadline));
+        try {
+            return (List<Long>) jedis.evalsha(script.sha, keys, args);
+        } catch (JedisNoScriptException notLoaded) {
+            // two more round trips (a restarted or flushed server), within the same deadline
+            jedis.getConnection().setSoTimeout(millisLeft(deadline));
+            jedis.scriptLoad(script.text);
+            jedis.getConnection().setSoTimeout(millisLeft(deadline));
+            return (List<Long>) jedis.evalsha(script.sha, keys, args);
+        }
+    }
+
+    /**
+     * {@link #command} for a virtual thread: run on a thread of the store's, which the application
+     * cannot interrupt. An interrupt of a virtual thread blocked in socket I/O closes the socket
+     * (Java 21 and later): the call failed (its rule's on-error decided it), and the connection was
+     * lost, a new one opened for each interrupt. Code that cancels the losers of a fan-out
+     * ({@code invokeAny}, a structured task scope) interrupted hundreds of calls a second, and the
+     * openings that followed timed out until the store was marked down, Redis answering all along.
+     * The calling thread waits for the command, its interrupts set aside as while it waits for a
+     * connection ({@code interrupted[0]}): the command's socket timeouts, from the same deadline,
+     * bound the wait.
+     */
+    private List<Long> commandElsewhere(Jedis jedis, RedisScript script, List<String> keys, List<String> args,
+            long deadline, boolean[] interrupted) {
+        Future<List<Long>> running;
+        try {
+            running = commands.submit(() -> command(jedis, script, keys, args, deadline));
+        } catch (RejectedExecutionException e) {
+            throw failed("pool", new JedisException("the store is closed"));
+        }
+        while (true) {
+            try {
+                return running.get();
+            } catch (InterruptedException e) {
+                interrupted[0] = true;
+            } catch (ExecutionException e) {
+                Throwable cause = e.getCause();
+                if (cause instanceof RuntimeException) {
+                    throw (RuntimeException) cause;
+                }
+                if (cause instanceof Error) {
+                    throw (Error) cause;
+                }
+                throw new JedisException("the Redis command failed", cause);
+            }
+        }
+    }
+
+    /** Whether the calling thread is a virtual one ({@code Thread.isVirtual}, Java 21 and later). */
+    private static final java.util.function.BooleanSupplier ON_VIRTUAL_THREAD = onVirtualThread();
+
+    private static java.util.function.BooleanSupplier onVirtualThread() {
+        java.lang.invoke.MethodHandle isVirtual;
+        try {
+            isVirtual = java.lang.invoke.MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual",
+                    java.lang.invoke.MethodType.methodType(boolean.class));
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return () -> false; // before Java 21: no virtual threads
+        }
+        return () -> {
+            try {
+                return (boolean) isVirtual.invokeExact(Thread.currentThread());
+            } catch (Throwable t) {
+                return false;
+            }
+        };
     }
 
     /** Whether {@code e} comes of its thread's interrupt closing the connection's socket. */
@@ -574,6 +649,7 @@ public final class RedisStore implements AutoCloseable {
     public void close() {
         closed = true;
         connector.shutdownNow();
+        commands.shutdownNow();
         pool.close();
     }
 }

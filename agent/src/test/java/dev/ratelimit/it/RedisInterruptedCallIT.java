@@ -51,4 +51,42 @@ class RedisInterruptedCallIT {
             }
         }
     }
+
+    /**
+     * An interrupt that comes while the call waits for the server's answer: on a virtual thread it
+     * closed the connection's socket, so the call failed (its rule's on-error rejected it) and the
+     * connection was lost, one new connection per interrupt (a fan-out that cancels its losers,
+     * invokeAny, interrupted hundreds a second, and the churn marked a healthy store down). The
+     * call is answered, as on a platform thread, and the thread is still interrupted after it.
+     */
+    @Test
+    void anInterruptDuringTheCallNeitherFailsItNorClosesItsConnection() throws Exception {
+        try (RedisServer server = RedisServer.start()) {
+            Path rules = dir.resolve("mid-call.yaml");
+            Files.writeString(rules, String.join("\n",
+                    "version: 1",
+                    "store:",
+                    "  type: redis",
+                    "  on-error: reject",
+                    "  redis:",
+                    "    uri: " + server.uri(),
+                    "    timeout: 3s",
+                    "rules:",
+                    "  - name: interrupted-mid-call",
+                    "    match:",
+                    "      method: dev.ratelimit.fixture.SharedCounter#hit",
+                    "    key: arg0",
+                    "    limit: 1000",
+                    "    window: 1h",
+                    ""));
+            for (Path jdk : Jdks.all().toList()) {
+                ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
+                        "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                        "-cp", ForkedJvm.applicationClassPath(), "dev.ratelimit.fixture.InterruptedMidCallMain",
+                        "mid-call-" + jdk.getFileName(), Integer.toString(server.port())), Duration.ofMinutes(1));
+                assertEquals(0, result.exitCode, result::toString);
+                assertTrue(result.stdout.contains("RESULT answered=3 interrupted=3 opened=0 "), result::toString);
+            }
+        }
+    }
 }
