@@ -480,7 +480,17 @@ public final class RedisStore implements AutoCloseable {
         }
         while (true) {
             try {
-                return running.get();
+                // bounded by the deadline, not only by the command's socket timeouts: a task the
+                // pool's shutdown drained (close() during a reload) would never end. A little
+                // slack lets the socket timeout, which the command thread meets at the same
+                // deadline, usually be the one that ends a slow command
+                return running.get(Math.max(0, deadline - System.nanoTime()) + COMMAND_WAIT_SLACK_NANOS,
+                        TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                running.cancel(true);
+                // the command thread may still be using it: destroyed when given back, not reused
+                jedis.getConnection().setBroken();
+                throw new JedisConnectionException(new SocketTimeoutException("no answer from Redis within the timeout"));
             } catch (InterruptedException e) {
                 interrupted[0] = true;
             } catch (ExecutionException e) {
@@ -495,6 +505,9 @@ public final class RedisStore implements AutoCloseable {
             }
         }
     }
+
+    /** How long past its deadline a virtual thread waits for its command's own timeout. */
+    private static final long COMMAND_WAIT_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
     /** Whether the calling thread is a virtual one ({@code Thread.isVirtual}, Java 21 and later). */
     private static final java.util.function.BooleanSupplier ON_VIRTUAL_THREAD = onVirtualThread();

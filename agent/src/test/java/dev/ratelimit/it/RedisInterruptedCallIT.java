@@ -89,4 +89,48 @@ class RedisInterruptedCallIT {
             }
         }
     }
+
+    /**
+     * A call on a virtual thread, whose command runs on one of the store's threads, still ends
+     * within the store's timeout (plus a margin) when the server stalls, and its rule's on-error
+     * decides it: the calling thread waits for the command no longer than the call's deadline.
+     */
+    @Test
+    void aVirtualThreadsCallToAStalledServerEndsWithinTheTimeout() throws Exception {
+        try (RedisServer server = RedisServer.start()) {
+            Path rules = dir.resolve("stalled.yaml");
+            Files.writeString(rules, String.join("\n",
+                    "version: 1",
+                    "store:",
+                    "  type: redis",
+                    "  on-error: reject",
+                    "  redis:",
+                    "    uri: " + server.uri(),
+                    "    timeout: 300ms",
+                    "rules:",
+                    "  - name: stalled",
+                    "    match:",
+                    "      method: dev.ratelimit.fixture.SharedCounter#hit",
+                    "    key: arg0",
+                    "    limit: 1000",
+                    "    window: 1h",
+                    ""));
+            boolean sawVirtual = false;
+            for (Path jdk : Jdks.all().toList()) {
+                ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
+                        "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                        "-cp", ForkedJvm.applicationClassPath(), "dev.ratelimit.fixture.StalledServerCallMain",
+                        "stalled-" + jdk.getFileName(), Integer.toString(server.port())), Duration.ofMinutes(1));
+                assertEquals(0, result.exitCode, result::toString);
+                assertTrue(result.stdout.contains("RESULT rejected=true"), result::toString);
+                sawVirtual |= result.stdout.contains(" virtual=true");
+                java.util.regex.Matcher millis = java.util.regex.Pattern.compile("RESULT millis=(\\d+)")
+                        .matcher(result.stdout);
+                assertTrue(millis.find(), result::toString);
+                long took = Long.parseLong(millis.group(1));
+                assertTrue(took >= 290 && took <= 300 + 150, () -> "the call took " + took + " ms: " + result);
+            }
+            assertTrue(sawVirtual, "no JDK with virtual threads among the tests' JDKs");
+        }
+    }
 }
