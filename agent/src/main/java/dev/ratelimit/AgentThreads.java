@@ -2,7 +2,8 @@ package dev.ratelimit;
 
 /**
  * Threads of the agent's own that an application's thread may cause to start (the clock at the
- * first decision, the Redis store's connector when a call needs a connection).
+ * first decision, the Redis store's connector when a call needs a connection and its probe when a
+ * call finds the server down, the JMX thread when {@code ManagementFactory} could not be woven).
  */
 public final class AgentThreads {
     private AgentThreads() {

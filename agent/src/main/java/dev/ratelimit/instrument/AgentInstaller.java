@@ -1,5 +1,6 @@
 package dev.ratelimit.instrument;
 
+import dev.ratelimit.AgentThreads;
 import dev.ratelimit.Version;
 import dev.ratelimit.bootstrap.ExceptionCopies;
 import dev.ratelimit.bootstrap.RateLimitBridge;
@@ -462,9 +463,22 @@ public final class AgentInstaller {
      * MBean server, so it builds it, on a thread of its own (the class is being loaded on this one).
      */
     private void managementFactoryUnwoven() {
-        Thread attach = new Thread(this::attachPlatformMBeanServerNow, "rate-limit-agent-jmx");
-        attach.setDaemon(true);
-        attach.start();
+        jmxThread(this::attachPlatformMBeanServerNow).start();
+    }
+
+    /**
+     * The thread that builds the platform MBean server when {@code ManagementFactory} was not
+     * woven. It is made on the thread that loaded that class, which may be a web application's
+     * (a request thread): like the agent's other threads it takes nothing of it
+     * ({@link AgentThreads#daemon}), or it pinned the application's loader while it ran. Its
+     * context loader is the system class loader, as on the start thread that builds the server
+     * otherwise (the agent's own loader would not see a {@code javax.management.builder.initial}
+     * on the class path).
+     */
+    static Thread jmxThread(Runnable body) {
+        Thread attach = AgentThreads.daemon("rate-limit-agent-jmx", body);
+        attach.setContextClassLoader(ClassLoader.getSystemClassLoader());
+        return attach;
     }
 
     private static boolean isLoaded(Instrumentation instrumentation, String bootstrapClassName) {
