@@ -11,9 +11,10 @@ public final class AgentThreads {
 
     /**
      * An unstarted daemon thread that takes nothing from the thread creating it: it inherits none
-     * of its inheritable thread-locals, and its context class loader is the agent's, not the
-     * creator's. Otherwise, on an application server, a thread of the agent's that lives on would
-     * pin the web application's loader that happened to create it.
+     * of its inheritable thread-locals, its context class loader is the agent's, not the
+     * creator's, and it is in the root thread group, not the creator's. Otherwise, on an
+     * application server, a thread of the agent's that lives on would pin the web application's
+     * loader that happened to create it.
      */
     @SuppressWarnings("removal")
     public static Thread daemon(String name, Runnable body) {
@@ -44,7 +45,24 @@ public final class AgentThreads {
 
         @Override
         public Thread run() {
-            return new Thread(null, body, name, 0, false);
+            return new Thread(rootGroup(), body, name, 0, false);
         }
+    }
+
+    /**
+     * The root thread group ("system"), which the JDK makes. A thread made without a group joins
+     * its creator's: the clock thread, started by the first decision on a worker of an
+     * application's own thread group (a subclass, defined by the web application's loader, as a
+     * framework's pool may use to handle uncaught exceptions), lived in that group for good, and
+     * kept its class and so the application's loader (the redeploy review; Java 17 and 25).
+     * Walked up inside {@code doPrivileged}, as {@code getParent} checks access.
+     */
+    private static ThreadGroup rootGroup() {
+        // the creating thread is running, so it has a group
+        ThreadGroup group = Thread.currentThread().getThreadGroup();
+        for (ThreadGroup parent = group.getParent(); parent != null; parent = parent.getParent()) {
+            group = parent;
+        }
+        return group;
     }
 }

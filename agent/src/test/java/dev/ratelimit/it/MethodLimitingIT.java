@@ -192,6 +192,30 @@ class MethodLimitingIT {
     }
 
     /**
+     * As above, the calls made on a thread of a thread group whose class is the application's (a
+     * framework's worker pool): the agent's clock thread, started by the first decision there,
+     * joined that group, as a thread made without one does, and kept its class, and with it the
+     * application's loader, for good.
+     */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void anUndeployedApplicationsLoaderIsCollectedAfterItsOwnThreadGroupStartedTheAgentsThreads(Path jdk)
+            throws Exception {
+        Path rules = Path.of(MethodLimitingIT.class.getResource("/fixture-rules.yaml").toURI());
+        ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
+                "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                "-cp", ForkedJvm.applicationClassPath(),
+                "dev.ratelimit.fixture.RedeployMain", "in-app-thread-group"), Duration.ofMinutes(2));
+        assertEquals(0, result.exitCode, result::toString);
+        Map<String, String> printed = result.results();
+        assertEquals("true", printed.get("ownLoader"), result::toString);
+        assertEquals("true", printed.get("groupOwnLoader"), result::toString);
+        assertEquals("5", printed.get("allowed"), "limited, so woven: " + result);
+        assertEquals("1", printed.get("rejected"), result::toString);
+        assertEquals("true", printed.get("collected"), result::toString);
+    }
+
+    /**
      * A plugin with its own copy of the API jar (a child-first loader): its limited method's
      * rejection is thrown as the copy its caller knows, so both the host's catch (the agent's
      * copy) and the plugin's own (its copy) see it. The copy is noticed as the loader defines it.
