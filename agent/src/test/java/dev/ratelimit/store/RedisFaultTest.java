@@ -653,6 +653,58 @@ class RedisFaultTest {
         assertEquals(1, count("is not answering"), capture.messages().toString());
     }
 
+    /**
+     * Calls that waited for a connection on a full pool and sent their command with less than half
+     * the timeout left time out without marking the store down: a burst (a thousand calls at once
+     * on a pool of 64) timed out that way with Redis healthy, and three such timeouts in a row
+     * marked it down, every call then following on-error until the probe found it up. A pool of
+     * three connections, held for 300 ms of a 400 ms timeout, stands for the full pool; the
+     * server stalls (SIGSTOP) just before the three waiting calls get them.
+     */
+    @Test
+    void timeoutsOfCallsLeftLittleTimeByAFullPoolAreNoOutage() throws Exception {
+        long timeout = 400;
+        try (RedisStore three = new RedisStore(new RedisConfig("redis://127.0.0.1:" + server.port() + "/1",
+                java.time.Duration.ofMillis(timeout), "rl-late:"), 3)) {
+            RedisLimiter limiter = new RedisLimiter(three, allow.config());
+            assertAnsweredWithinSeconds(limiter, 10);
+            long start = System.nanoTime();
+            List<Jedis> held = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                held.add(three.borrow(start + 5_000_000_000L));
+            }
+            java.util.concurrent.atomic.AtomicInteger failed = new java.util.concurrent.atomic.AtomicInteger();
+            List<Thread> callers = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                String key = "late-" + i;
+                Thread caller = new Thread(() -> {
+                    try {
+                        limiter.acquire(key);
+                    } catch (StoreUnavailableException e) {
+                        failed.incrementAndGet();
+                    }
+                });
+                caller.start();
+                callers.add(caller);
+            }
+            try {
+                Thread.sleep(Math.max(0, 250 - (System.nanoTime() - start) / 1_000_000));
+                server.pause();
+                Thread.sleep(Math.max(0, 300 - (System.nanoTime() - start) / 1_000_000));
+                held.forEach(three::release);
+                for (Thread caller : callers) {
+                    caller.join(5_000);
+                }
+                assertEquals(3, failed.get(), "the case under test: each waiting call timed out on the stalled server");
+                assertTrue(three.isUp(), capture.messages().toString());
+                assertEquals(0, count("is not answering"), capture.messages().toString());
+            } finally {
+                server.resume();
+            }
+            assertAnsweredWithinSeconds(limiter, 5);
+        }
+    }
+
     @Test
     void aHungServerCostsAtMostTheTimeoutThenCallsFailFast() throws Exception {
         assertLimitingWorks("before-pause");
