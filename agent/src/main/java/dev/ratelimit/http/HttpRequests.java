@@ -165,7 +165,7 @@ public final class HttpRequests implements HttpGate {
             } catch (Throwable e) {
                 // a key that cannot be read (an application's Principal that throws) lets the
                 // request through this rule alone; the other rules still decide, as for methods
-                RateLimitBridge.agentError("limiting a request", e);
+                RateLimitBridge.agentError("limiting a request under rule '" + rule.name() + "'", e);
                 continue;
             }
             if (exempted || rule.config().mode() == Mode.SHADOW || outcome == Outcome.ALLOWED_UNCOUNTED) {

@@ -190,7 +190,7 @@ final class MethodSites implements MethodGate {
             countForged(rule, request);
             return rule.decide(arguments, request);
         } catch (Throwable e) {
-            RateLimitBridge.agentError("limiting a method call", e);
+            RateLimitBridge.agentError(limiting(rule), e);
             return Outcome.ALLOWED_UNCOUNTED;
         }
     }
@@ -257,13 +257,24 @@ final class MethodSites implements MethodGate {
             outcome = rule.count(key);
         } catch (Throwable e) {
             // as decideOrLetThrough: this rule lets the call through, the others decide
-            RateLimitBridge.agentError("limiting a method call", e);
+            RateLimitBridge.agentError(limiting(rule), e);
             return Outcome.ALLOWED_UNCOUNTED;
         }
         if (Outcome.isAllowed(outcome)) {
             stack.push(rule, key);
         }
         return outcome;
+    }
+
+    /**
+     * Where an error of one rule's decision happened, for the bridge's log: the rule is named, so
+     * that each rule whose key cannot be read is logged once. What the application's code throws
+     * for a key is always reported as one exception class (see {@code ThrownByApplication}), so
+     * without the name the first broken rule's line stood for every other one: a second rule
+     * whose key getter or toString throws limited nothing, and the log never said so.
+     */
+    private static String limiting(ActiveRule rule) {
+        return "limiting a method call under rule '" + rule.name() + "'";
     }
 
     /** What the advice gets for a call a rule rejected: the exception to throw, or the default's marker. */

@@ -55,6 +55,26 @@ class AgentFaultsIT {
         assertEquals(1, count(result.stderr, "UnsupportedOperationException"), "the cause appears once\n" + result);
     }
 
+    /**
+     * Two rules whose keys cannot be read, for different reasons: each is logged, once, by its
+     * name. Everything the application's code throws for a key is reported as one exception class,
+     * so the line of the first rule stood for both, and the second rule, which limited nothing,
+     * was never named in the log (review of the twenty-fifth round).
+     */
+    @Test
+    void eachRuleWhoseKeyCannotBeReadIsLoggedOnceByName() throws Exception {
+        Path rules = Files.writeString(dir.resolve("rules.yaml"), "version: 1\nrules: []\n");
+        ForkedJvm.Result result = run(rules, "twoRules");
+        Map<String, String> r = result.results();
+        assertEquals("90", r.get("twoRules.sum"), "every call ran\n" + result);
+        assertEquals("10", r.get("twoRules.agentErrors"), result::toString);
+        assertEquals(2, count(result.stderr, "internal error while limiting a method call"), result::toString);
+        assertEquals(1, count(result.stderr, "under rule 'Service#evil'"), result::toString);
+        assertEquals(1, count(result.stderr, "under rule 'Service#evilAccount'"), result::toString);
+        assertEquals(1, count(result.stderr, "reading property 'id' of"), result::toString);
+        assertFalse(result.stderr.contains("no id"), "the application's message stays out\n" + result);
+    }
+
     @Test
     void aKeyOfAMillionCharactersIsStillLimitedByItsHash() throws Exception {
         Path rules = Files.writeString(dir.resolve("rules.yaml"), "version: 1\nrules: []\n");
