@@ -25,6 +25,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.logging.ConsoleHandler;
+import java.util.logging.LogManager;
 import java.util.logging.Logger;
 import javax.management.MBeanServer;
 import net.bytebuddy.asm.Advice;
@@ -340,9 +341,44 @@ public final class AgentInstaller {
         System.exit(CONFIG_ERROR_EXIT);
     }
 
-    private static void configureLogging(String level) {
+    /**
+     * The logger whose level {@code log=} sets, held here: java.util.logging keeps its loggers
+     * weakly, and a collected logger would come back without the level.
+     */
+    private static volatile Logger agentLogger;
+    /** The {@code log=} level in force, put back whenever java.util.logging is configured again. */
+    private static volatile String logLevel;
+    /** The handler that prints the agent's FINE lines under {@code log=debug}: one, however often it is put back. */
+    private static volatile ConsoleHandler debugHandler;
+    private static final java.util.concurrent.atomic.AtomicBoolean RECONFIGURATION_WATCHED =
+            new java.util.concurrent.atomic.AtomicBoolean();
+
+    /**
+     * Sets the agent's log level, and keeps it: an application that configures java.util.logging
+     * again ({@code LogManager.readConfiguration}, as Spring Boot's JUL logging system and many
+     * servers do) resets every logger's level and removes every handler. Without the listener,
+     * {@code log=warn} and {@code log=error} fell back to INFO, and under {@code log=debug}, whose
+     * logger prints through a handler of its own and not its parents', the agent logged nothing
+     * at all from then on, errors and Redis outages included.
+     */
+    static void configureLogging(String level) {
+        logLevel = level;
+        applyLogLevel();
+        if (RECONFIGURATION_WATCHED.compareAndSet(false, true)) {
+            LogManager.getLogManager().addConfigurationListener(() -> {
+                try {
+                    applyLogLevel();
+                } catch (Throwable t) {
+                    // the application's configuration goes on; the agent logs at its defaults
+                }
+            });
+        }
+    }
+
+    private static synchronized void applyLogLevel() {
         Logger logger = Logger.getLogger("dev.ratelimit");
-        switch (level) {
+        agentLogger = logger;
+        switch (logLevel) {
             case "error":
                 logger.setLevel(java.util.logging.Level.SEVERE);
                 break;
@@ -352,9 +388,15 @@ public final class AgentInstaller {
             case "debug":
                 logger.setLevel(java.util.logging.Level.FINE);
                 // the root handler prints INFO and above only
-                ConsoleHandler handler = new ConsoleHandler();
-                handler.setLevel(java.util.logging.Level.FINE);
-                logger.addHandler(handler);
+                ConsoleHandler handler = debugHandler;
+                if (handler == null) {
+                    handler = new ConsoleHandler();
+                    handler.setLevel(java.util.logging.Level.FINE);
+                    debugHandler = handler;
+                }
+                if (!java.util.Arrays.asList(logger.getHandlers()).contains(handler)) {
+                    logger.addHandler(handler);
+                }
                 logger.setUseParentHandlers(false);
                 break;
             default:

@@ -1,0 +1,75 @@
+package dev.ratelimit.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The {@code log=} option holds after the application configures java.util.logging again: that
+ * resets every logger's level and removes every handler. {@code log=warn} fell back to INFO, and
+ * under {@code log=debug} (a handler of the agent's own, its parents' cut off) the agent logged
+ * nothing at all from then on (review of the twenty-fifth round).
+ */
+class LogLevelAfterReconfigurationIT {
+    private static final String SHADOW_LINE = "rule 'shadowed' would reject";
+    private static final String ENFORCED_LINE = "rule 'enforced' rejected calls";
+
+    @TempDir
+    Path dir;
+
+    private ForkedJvm.Result run(String level) throws Exception {
+        Path rules = Files.writeString(dir.resolve("rules.yaml"), String.join("\n",
+                "version: 1",
+                "rules:",
+                "  - name: shadowed",
+                "    match: { method: \"dev.ratelimit.fixture.logging.ReconfiguringApp#shadowed\" }",
+                "    mode: shadow",
+                "    limit: 1",
+                "    window: 1h",
+                "  - name: enforced",
+                "    match: { method: \"dev.ratelimit.fixture.logging.ReconfiguringApp#enforced\" }",
+                "    limit: 1",
+                "    window: 1h",
+                ""));
+        ForkedJvm.Result result = ForkedJvm.run(Path.of(System.getProperty("java.home")), List.of(
+                "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules + ",log=" + level,
+                "-cp", ForkedJvm.applicationClassPath(),
+                "dev.ratelimit.fixture.logging.ReconfiguringApp"), Duration.ofSeconds(60));
+        assertEquals(0, result.exitCode, result::toString);
+        assertTrue(result.stdout.contains("done"), result::toString);
+        assertTrue(result.stderr.contains("reconfigured"), result::toString);
+        return result;
+    }
+
+    private static String afterReconfiguration(ForkedJvm.Result result) {
+        return result.stderr.substring(result.stderr.indexOf("reconfigured"));
+    }
+
+    @Test
+    void logWarnStillHidesInfoLines() throws Exception {
+        String after = afterReconfiguration(run("warn"));
+        assertFalse(after.contains(SHADOW_LINE), after);
+        assertFalse(after.contains(ENFORCED_LINE), after);
+    }
+
+    @Test
+    void logDebugStillPrintsTheAgentsLines() throws Exception {
+        String after = afterReconfiguration(run("debug"));
+        assertTrue(after.contains(SHADOW_LINE), after);
+        assertTrue(after.contains(ENFORCED_LINE), after);
+    }
+
+    @Test
+    void logInfoPrintsInfoButNotDebugLines() throws Exception {
+        String after = afterReconfiguration(run("info"));
+        assertTrue(after.contains(SHADOW_LINE), after);
+        assertFalse(after.contains(ENFORCED_LINE), after);
+    }
+}
