@@ -238,13 +238,29 @@ final class MethodSites implements MethodGate {
     }
 
     /**
+     * What an exempt call under a rule that nests is pushed with, for the calls inside it: no key
+     * equals it (a key holding a lone surrogate is counted by its hash, see {@code KeyResolver}).
+     */
+    private static final String EXEMPT = "\uD800exempt";
+
+    /**
      * One rule's decision where calls may nest. A rule that can nest and does not exempt the
      * request is not counted again for a key already on the stack, and a key it counts and
      * allows is pushed; other rules decide as {@link #decideOrLetThrough} does.
      */
     private static long decideNesting(ActiveRule rule, Object[] arguments, RequestKeys request, CallStack stack) {
-        if (!rule.nests() || rule.exempts(request)) {
+        if (!rule.nests()) {
             return decideOrLetThrough(rule, arguments, request);
+        }
+        if (rule.exempts(request)) {
+            // not counted, and its Exempted metric counts it once, as Allowed counts a plain call
+            // once: the calls inside it are part of it (each was counted in Exempted again)
+            if (stack.inside(rule, EXEMPT)) {
+                return Outcome.ALLOWED_UNCOUNTED;
+            }
+            long outcome = decideOrLetThrough(rule, arguments, request);
+            stack.push(rule, EXEMPT);
+            return outcome;
         }
         String key;
         long outcome;
