@@ -367,7 +367,10 @@ public final class AgentInstaller {
         if (RECONFIGURATION_WATCHED.compareAndSet(false, true)) {
             LogManager.getLogManager().addConfigurationListener(() -> {
                 try {
-                    applyLogLevel();
+                    // a configuration that names the agent's logger is the application's choice
+                    if (LogManager.getLogManager().getProperty("dev.ratelimit.level") == null) {
+                        applyLogLevel();
+                    }
                 } catch (Throwable t) {
                     // the application's configuration goes on; the agent logs at its defaults
                 }

@@ -24,7 +24,7 @@ class LogLevelAfterReconfigurationIT {
     @TempDir
     Path dir;
 
-    private ForkedJvm.Result run(String level) throws Exception {
+    private ForkedJvm.Result run(String level, String... appArguments) throws Exception {
         Path rules = Files.writeString(dir.resolve("rules.yaml"), String.join("\n",
                 "version: 1",
                 "rules:",
@@ -41,7 +41,9 @@ class LogLevelAfterReconfigurationIT {
         ForkedJvm.Result result = ForkedJvm.run(Path.of(System.getProperty("java.home")), List.of(
                 "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules + ",log=" + level,
                 "-cp", ForkedJvm.applicationClassPath(),
-                "dev.ratelimit.fixture.logging.ReconfiguringApp"), Duration.ofSeconds(60));
+                "dev.ratelimit.fixture.logging.ReconfiguringApp", String.join(" ", appArguments)).stream()
+                .filter(argument -> !argument.isEmpty()).collect(java.util.stream.Collectors.toList()),
+                Duration.ofSeconds(60));
         assertEquals(0, result.exitCode, result::toString);
         assertTrue(result.stdout.contains("done"), result::toString);
         assertTrue(result.stderr.contains("reconfigured"), result::toString);
@@ -64,6 +66,19 @@ class LogLevelAfterReconfigurationIT {
         String after = afterReconfiguration(run("debug"));
         assertTrue(after.contains(SHADOW_LINE), after);
         assertTrue(after.contains(ENFORCED_LINE), after);
+    }
+
+    /**
+     * An application whose own logging configuration names the agent's logger keeps its choice:
+     * the agent puts back its {@code log=} level only where the configuration says nothing of it.
+     */
+    @Test
+    void aLevelTheApplicationsConfigurationGivesTheAgentsLoggerStands() throws Exception {
+        String quiet = afterReconfiguration(run("info", "SEVERE"));
+        assertFalse(quiet.contains(SHADOW_LINE), quiet);
+        String loud = afterReconfiguration(run("warn", "FINE"));
+        assertTrue(loud.contains(SHADOW_LINE), loud);
+        assertTrue(loud.contains(ENFORCED_LINE), loud);
     }
 
     @Test
