@@ -24,28 +24,9 @@ class RedisInterruptedCallIT {
     @Test
     void anInterruptedThreadsCallIsAnsweredAndTheThreadStaysInterrupted() throws Exception {
         try (RedisServer server = RedisServer.start()) {
-            Path rules = dir.resolve("rules.yaml");
-            Files.writeString(rules, String.join("\n",
-                    "version: 1",
-                    "store:",
-                    "  type: redis",
-                    "  on-error: reject",
-                    "  redis:",
-                    "    uri: " + server.uri(),
-                    "    timeout: 2s",
-                    "rules:",
-                    "  - name: interrupted-hit",
-                    "    match:",
-                    "      method: dev.ratelimit.fixture.SharedCounter#hit",
-                    "    key: arg0",
-                    "    limit: 1000",
-                    "    window: 1h",
-                    ""));
+            Path rules = rules(server, "interrupted-hit", "2s");
             for (Path jdk : Jdks.all().toList()) {
-                ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
-                        "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
-                        "-cp", ForkedJvm.applicationClassPath(), "dev.ratelimit.fixture.InterruptedCallsMain",
-                        "interrupted-" + jdk.getFileName()), Duration.ofMinutes(1));
+                ForkedJvm.Result result = run(jdk, rules, "InterruptedCallsMain", "interrupted-" + jdk.getFileName());
                 assertEquals(0, result.exitCode, result::toString);
                 assertTrue(result.stdout.contains("RESULT answered=5 interrupted=5 "), result::toString);
             }
@@ -62,28 +43,10 @@ class RedisInterruptedCallIT {
     @Test
     void anInterruptDuringTheCallNeitherFailsItNorClosesItsConnection() throws Exception {
         try (RedisServer server = RedisServer.start()) {
-            Path rules = dir.resolve("mid-call.yaml");
-            Files.writeString(rules, String.join("\n",
-                    "version: 1",
-                    "store:",
-                    "  type: redis",
-                    "  on-error: reject",
-                    "  redis:",
-                    "    uri: " + server.uri(),
-                    "    timeout: 3s",
-                    "rules:",
-                    "  - name: interrupted-mid-call",
-                    "    match:",
-                    "      method: dev.ratelimit.fixture.SharedCounter#hit",
-                    "    key: arg0",
-                    "    limit: 1000",
-                    "    window: 1h",
-                    ""));
+            Path rules = rules(server, "interrupted-mid-call", "3s");
             for (Path jdk : Jdks.all().toList()) {
-                ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
-                        "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
-                        "-cp", ForkedJvm.applicationClassPath(), "dev.ratelimit.fixture.InterruptedMidCallMain",
-                        "mid-call-" + jdk.getFileName(), Integer.toString(server.port())), Duration.ofMinutes(1));
+                ForkedJvm.Result result = run(jdk, rules, "InterruptedMidCallMain", "mid-call-" + jdk.getFileName(),
+                        Integer.toString(server.port()));
                 assertEquals(0, result.exitCode, result::toString);
                 assertTrue(result.stdout.contains("RESULT answered=3 interrupted=3 opened=0 "), result::toString);
             }
@@ -98,29 +61,11 @@ class RedisInterruptedCallIT {
     @Test
     void aVirtualThreadsCallToAStalledServerEndsWithinTheTimeout() throws Exception {
         try (RedisServer server = RedisServer.start()) {
-            Path rules = dir.resolve("stalled.yaml");
-            Files.writeString(rules, String.join("\n",
-                    "version: 1",
-                    "store:",
-                    "  type: redis",
-                    "  on-error: reject",
-                    "  redis:",
-                    "    uri: " + server.uri(),
-                    "    timeout: 300ms",
-                    "rules:",
-                    "  - name: stalled",
-                    "    match:",
-                    "      method: dev.ratelimit.fixture.SharedCounter#hit",
-                    "    key: arg0",
-                    "    limit: 1000",
-                    "    window: 1h",
-                    ""));
+            Path rules = rules(server, "stalled", "300ms");
             boolean sawVirtual = false;
             for (Path jdk : Jdks.all().toList()) {
-                ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
-                        "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
-                        "-cp", ForkedJvm.applicationClassPath(), "dev.ratelimit.fixture.StalledServerCallMain",
-                        "stalled-" + jdk.getFileName(), Integer.toString(server.port())), Duration.ofMinutes(1));
+                ForkedJvm.Result result = run(jdk, rules, "StalledServerCallMain", "stalled-" + jdk.getFileName(),
+                        Integer.toString(server.port()));
                 assertEquals(0, result.exitCode, result::toString);
                 assertTrue(result.stdout.contains("RESULT rejected=true"), result::toString);
                 sawVirtual |= result.stdout.contains(" virtual=true");
@@ -132,5 +77,34 @@ class RedisInterruptedCallIT {
             }
             assertTrue(sawVirtual, "no JDK with virtual threads among the tests' JDKs");
         }
+    }
+
+    /** A rule file of one rule on SharedCounter#hit, keyed on its argument, on the server, rejecting on errors. */
+    private Path rules(RedisServer server, String rule, String timeout) throws java.io.IOException {
+        return Files.writeString(dir.resolve(rule + ".yaml"), String.join("\n",
+                "version: 1",
+                "store:",
+                "  type: redis",
+                "  on-error: reject",
+                "  redis:",
+                "    uri: " + server.uri(),
+                "    timeout: " + timeout,
+                "rules:",
+                "  - name: " + rule,
+                "    match:",
+                "      method: dev.ratelimit.fixture.SharedCounter#hit",
+                "    key: arg0",
+                "    limit: 1000",
+                "    window: 1h",
+                ""));
+    }
+
+    /** The fixture {@code main} under the agent with {@code rules} on {@code jdk}. */
+    private static ForkedJvm.Result run(Path jdk, Path rules, String main, String... arguments) throws Exception {
+        List<String> command = new java.util.ArrayList<>(List.of(
+                "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                "-cp", ForkedJvm.applicationClassPath(), "dev.ratelimit.fixture." + main));
+        command.addAll(List.of(arguments));
+        return ForkedJvm.run(jdk, command, Duration.ofMinutes(1));
     }
 }
