@@ -244,6 +244,7 @@ public final class RedisStore implements AutoCloseable {
             }
             Future<?> opened;
             boolean fairChance = left >= timeoutNanos / 2;
+            long seen = poolChanges.get();
             try {
                 opened = connector.submit(this::openIdleConnection);
             } catch (RejectedExecutionException e) {
@@ -275,6 +276,53 @@ public final class RedisStore implements AutoCloseable {
                     throw new JedisConnectionException("could not open a connection: " + cause.getMessage(), cause);
                 }
             }
+            // Nothing changed since this call asked (its opening added nothing: the pool was at
+            // capacity counting the openings under way): wait for an opening to end or a
+            // connection to be given back before asking the pool again. Asking at once spun: the
+            // pool, not full, called makeObject again, another opening was submitted and found
+            // the same capacity, and so on until the openings under way ended, every waiting
+            // call of a burst burning a core and flooding the connector with tasks
+            awaitPoolChange(seen, deadline, interrupted);
+        }
+    }
+
+    /** Counts what may let a waiting call have a connection: an opening ended, a connection given back. */
+    private final AtomicLong poolChanges = new AtomicLong();
+    private final AtomicInteger awaitingChange = new AtomicInteger();
+    private final java.util.concurrent.locks.ReentrantLock changeLock = new java.util.concurrent.locks.ReentrantLock();
+    private final java.util.concurrent.locks.Condition changeSignal = changeLock.newCondition();
+
+    private void poolChanged() {
+        poolChanges.incrementAndGet();
+        if (awaitingChange.get() > 0) {
+            changeLock.lock();
+            try {
+                changeSignal.signalAll();
+            } finally {
+                changeLock.unlock();
+            }
+        }
+    }
+
+    /** Waits until {@link #poolChanges} is past {@code seen}, or the deadline. */
+    private void awaitPoolChange(long seen, long deadline, boolean[] interrupted) {
+        awaitingChange.incrementAndGet();
+        changeLock.lock();
+        try {
+            while (poolChanges.get() == seen) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
+                try {
+                    changeSignal.awaitNanos(left);
+                } catch (InterruptedException e) {
+                    interrupted[0] = true;
+                }
+            }
+        } finally {
+            changeLock.unlock();
+            awaitingChange.decrementAndGet();
         }
     }
 
@@ -290,12 +338,14 @@ public final class RedisStore implements AutoCloseable {
      */
     Void openIdleConnection() throws Exception {
         int openings = opening.incrementAndGet();
+        boolean opens = false;
         try {
             if (pool.getNumActive() + pool.getNumIdle() + openings > maxConnections) {
-                // at capacity, counting the openings under way: the call waits for a connection
-                // another call gives back
+                // at capacity, counting the openings under way: the call waits for one of them
+                // to end, or for a connection another call gives back (awaitPoolChange)
                 return null;
             }
+            opens = true;
             PooledObject<Jedis> opened = poolConnections.makeObject();
             HANDED_OVER.set(opened);
             try {
@@ -310,6 +360,10 @@ public final class RedisStore implements AutoCloseable {
             }
         } finally {
             opening.decrementAndGet();
+            if (opens) {
+                // added, or failed: either way the calls waiting on it may ask the pool again
+                poolChanged();
+            }
         }
         if (closed) {
             // close() ran while it was being opened: the closed pool keeps what is added to it
@@ -322,6 +376,7 @@ public final class RedisStore implements AutoCloseable {
     void release(Jedis jedis) {
         if (!jedis.isBroken()) {
             pool.returnResource(jedis);
+            poolChanged();
             return;
         }
         try {

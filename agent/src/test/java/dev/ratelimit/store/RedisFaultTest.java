@@ -159,6 +159,42 @@ class RedisFaultTest {
     }
 
     /**
+     * A call that finds no idle connection while the pool is at capacity counting the openings
+     * under way (here: one connection in use, one being opened, a pool of two) waits for the
+     * opening to end. It asked the pool again at once: the pool, not full, had the connector
+     * asked again, the opening found the same capacity and added nothing, and so on until the
+     * opening ended. Under a cold burst of 1000 calls every waiting call spun so, each asking the
+     * connector for an opening tens of thousands of times a second, on two cores shared with
+     * Redis: openings and commands starved, timed out, and the store was marked down.
+     */
+    @Test
+    void aCallWaitingForAnOpeningUnderWayDoesNotSpin() throws Exception {
+        try (RedisServer guarded = RedisServer.start(List.of("--requirepass", "secret"));
+                SlowHandshakeProxy proxy = new SlowHandshakeProxy(guarded.port(), 3, 150);
+                RedisStore two = new RedisStore(new RedisConfig("redis://:secret@127.0.0.1:" + proxy.port() + "/1",
+                        java.time.Duration.ofSeconds(2), "rl-spin:"), 2)) {
+            RedisLimiter limiter = new RedisLimiter(two, allow.config());
+            assertAnsweredWithinSeconds(limiter, 10);
+            while (two.connector.getActiveCount() > 0) {
+                Thread.sleep(10); // the openings the first call asked for have ended
+            }
+            two.pool.clear();
+            Jedis held = two.borrow(System.nanoTime() + 2_000_000_000L);
+            assertEquals(1, two.pool.getNumActive() + two.pool.getNumIdle(), "one connection, in use");
+            java.util.concurrent.Future<?> opening = two.connector.submit(two::openIdleConnection);
+            Thread.sleep(50);
+            assertFalse(opening.isDone(), "the opening is under way");
+            long asked = two.connector.getTaskCount();
+            Jedis second = two.borrow(System.nanoTime() + 1_500_000_000L);
+            long askedMore = two.connector.getTaskCount() - asked;
+            assertTrue(opening.isDone(), "the call was given the opened connection");
+            two.release(second);
+            two.release(held);
+            assertTrue(askedMore <= 3, "the call asked the connector " + askedMore + " times");
+        }
+    }
+
+    /**
      * A connection given back broken while a call waits on the full pool: the pool opened the
      * replacement on the returning thread, which may not connect; the failure came out of the
      * returning call's clean-up and replaced its outcome with an agent error, and the waiting
