@@ -74,6 +74,11 @@ public final class RedisStore implements AutoCloseable {
     private final long timeoutNanos;
     private final AtomicBoolean down = new AtomicBoolean();
     private final AtomicInteger timeoutsInARow = new AtomicInteger();
+    /**
+     * When the latest answered command was sent ({@code System.nanoTime}): a timeout is a sign of
+     * an outage only if no command sent after it has been answered (see {@link #outageSign}).
+     */
+    private final AtomicLong lastAnsweredSend = new AtomicLong(System.nanoTime() - TimeUnit.DAYS.toNanos(1));
     /** Connections the connector is opening, outside the pool (see {@link #openIdleConnection}). */
     private final AtomicInteger opening = new AtomicInteger();
     private final LongAdder failedCalls = new LongAdder();
@@ -243,7 +248,7 @@ public final class RedisStore implements AutoCloseable {
                 }
             }
             Future<?> opened;
-            boolean fairChance = left >= timeoutNanos / 2;
+            long asked = System.nanoTime();
             long seen = poolChanges.get();
             try {
                 opened = connector.submit(this::openIdleConnection);
@@ -260,7 +265,7 @@ public final class RedisStore implements AutoCloseable {
                     // the server did not finish a connection's set-up in time: a timeout of this
                     // call, three in a row an outage, as when the call waited for the server itself;
                     // unless the call asked with little of its time left (see eval)
-                    if (!fairChance) {
+                    if (!outageSign(asked, left)) {
                         throw failed("pool", new JedisException("no Redis connection opened within the time left"));
                     }
                     throw new JedisConnectionException("no Redis connection opened within the timeout",
@@ -286,6 +291,9 @@ public final class RedisStore implements AutoCloseable {
         }
     }
 
+    /** The longest a call waits for a change of the pool before it looks at the pool again. */
+    private static final long POOL_CHANGE_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+
     /** Counts what may let a waiting call have a connection: an opening ended, a connection given back. */
     private final AtomicLong poolChanges = new AtomicLong();
     private final AtomicInteger awaitingChange = new AtomicInteger();
@@ -306,11 +314,14 @@ public final class RedisStore implements AutoCloseable {
 
     /** Waits until {@link #poolChanges} is past {@code seen}, or the deadline. */
     private void awaitPoolChange(long seen, long deadline, boolean[] interrupted) {
+        // at most a slice at a time: a change this store does not see (a connection given back
+        // by the pool's own code) then costs the call a slice, not its whole timeout
+        long until = Math.min(deadline, System.nanoTime() + POOL_CHANGE_SLICE_NANOS);
         awaitingChange.incrementAndGet();
         changeLock.lock();
         try {
             while (poolChanges.get() == seen) {
-                long left = deadline - System.nanoTime();
+                long left = until - System.nanoTime();
                 if (left <= 0) {
                     return;
                 }
@@ -346,7 +357,11 @@ public final class RedisStore implements AutoCloseable {
                 return null;
             }
             opens = true;
+            long started = System.nanoTime();
             PooledObject<Jedis> opened = poolConnections.makeObject();
+            // the server answered its set-up: a sign against an outage for the calls that asked
+            // for a connection before this opening began (outageSign)
+            answered(started);
             HANDED_OVER.set(opened);
             try {
                 pool.addObject();
@@ -417,6 +432,10 @@ public final class RedisStore implements AutoCloseable {
             markDown(e);
         } catch (JedisException e) {
             logFailure("warm-up", e);
+        } finally {
+            // its connection is back in the pool (or gone): a call may be waiting for it (a
+            // pool of one: the call waited its whole timeout for a signal that never came)
+            poolChanged();
         }
     }
 
@@ -444,18 +463,15 @@ public final class RedisStore implements AutoCloseable {
         // I/O closes the socket: the call failed, and was taken for a connection closed while idle.
         // An interrupt during the command is kept from the socket too (commandElsewhere).
         boolean[] interrupted = {Thread.interrupted()};
-        // the time the server had to answer: a timeout counts towards an outage only when it had
-        // at least half the store's timeout. Under a burst (a thousand calls at once, a pool of
-        // 64) a call that waited long for a connection sent its command with a millisecond or
-        // two left and timed out, Redis healthy; three in a row marked the store down, and every
-        // call followed on-error until the probe found it up (on-error: allow let whole bursts
-        // through: the virtual-thread review, 1000 calls at once with a 50 ms timeout)
+        // when the command was sent, and the time the server had to answer it (see outageSign)
+        long sent = deadline - timeoutNanos;
         long budget = timeoutNanos;
         try {
             // sets interrupted[0] should the thread be interrupted while it waits
             jedis = borrow(deadline, interrupted);
             borrowed = true;
-            budget = deadline - System.nanoTime();
+            sent = System.nanoTime();
+            budget = deadline - sent;
             if (budget <= 0) {
                 throw failed("pool", new JedisException("no Redis connection free within the timeout"));
             }
@@ -463,6 +479,7 @@ public final class RedisStore implements AutoCloseable {
                     ? commandElsewhere(jedis, script, keys, args, deadline, interrupted)
                     : command(jedis, script, keys, args, deadline);
             timeoutsInARow.set(0);
+            answered(sent);
             return reply;
         } catch (JedisConnectionException e) {
             if (Thread.currentThread().isInterrupted() && closedByInterrupt(e)) {
@@ -487,9 +504,8 @@ public final class RedisStore implements AutoCloseable {
                 failedCalls.increment();
                 throw markDown(e);
             }
-            if (budget < timeoutNanos / 2) {
-                // the server had little time: no sign of an outage
-                throw failed("timeout with little time left", e);
+            if (NOT_SENT.equals(e.getMessage()) || !outageSign(sent, budget)) {
+                throw failed("timeout under load", e);
             }
             if (timeoutsInARow.incrementAndGet() >= TIMEOUTS_BEFORE_DOWN) {
                 failedCalls.increment();
@@ -634,10 +650,34 @@ public final class RedisStore implements AutoCloseable {
     private static int millisLeft(long deadline) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
-            throw new JedisConnectionException("the timeout passed before the call was sent",
-                    new SocketTimeoutException("no time left"));
+            throw new JedisConnectionException(NOT_SENT, new SocketTimeoutException("no time left"));
         }
         return (int) Math.min(Integer.MAX_VALUE, (left + 999_999L) / 1_000_000L);
+    }
+
+    /** A timeout of a command that was never sent: a call that waited (for a connection, for a thread) until no time was left. */
+    private static final String NOT_SENT = "the timeout passed before the call was sent";
+
+    /**
+     * Whether a timeout of a call that sent its command (or asked for a connection) at
+     * {@code sentAt} with {@code budget} nanoseconds left is a sign that the server is not
+     * answering, and so counts towards an outage (three in a row). Not when the server had less
+     * than half the timeout: under a burst (a thousand calls at once, a pool of 64) a call that
+     * waited long for a connection sent its command with a millisecond left. Not when a command
+     * sent after it has been answered: the server answers, and this call lost a race with the
+     * load (64 calls in flight time out together after one stall). Under a burst such timeouts,
+     * three in a row, marked a healthy store down, and every call then followed on-error until
+     * the probe found it up (on-error: allow let whole bursts through; the virtual-thread and
+     * Redis-load reviews, 1000 calls at once with a 50 ms timeout). A hung or dead server
+     * answers nothing, so its first timeouts count as before.
+     */
+    boolean outageSign(long sentAt, long budget) {
+        return budget >= timeoutNanos / 2 && lastAnsweredSend.get() - sentAt < 0;
+    }
+
+    /** Records that a command sent at {@code sentAt} was answered. */
+    void answered(long sentAt) {
+        lastAnsweredSend.accumulateAndGet(sentAt, (latest, next) -> next - latest > 0 ? next : latest);
     }
 
     /** A failure of one call that is not an outage: counted, and logged at most once a minute per kind. */
