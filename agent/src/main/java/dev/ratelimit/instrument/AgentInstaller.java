@@ -370,12 +370,35 @@ public final class AgentInstaller {
                     // a configuration that names the agent's logger is the application's choice
                     if (LogManager.getLogManager().getProperty("dev.ratelimit.level") == null) {
                         applyLogLevel();
+                    } else {
+                        leaveToTheConfiguration();
                     }
                 } catch (Throwable t) {
                     // the application's configuration goes on; the agent logs at its defaults
                 }
             });
         }
+    }
+
+    /**
+     * The application's configuration names the agent's logger: its level stands, and its lines go
+     * where that configuration sends them. Under {@code log=debug} the agent had cut its logger off
+     * from its parents' handlers, for a handler of its own that the reconfiguration removed; a
+     * reconfiguration leaves {@code useParentHandlers} as it was, so the agent logged nothing at
+     * all, whatever level the application gave it. Put back as the configuration says (by
+     * default, its parents' handlers are used).
+     */
+    private static synchronized void leaveToTheConfiguration() {
+        Logger logger = Logger.getLogger("dev.ratelimit");
+        agentLogger = logger;
+        ConsoleHandler handler = debugHandler;
+        if (handler != null) {
+            logger.removeHandler(handler);
+        }
+        String useParent = LogManager.getLogManager().getProperty("dev.ratelimit.useParentHandlers");
+        // as LogManager reads a boolean property: "false" or "0" (any case), else the default
+        String value = useParent == null ? "" : useParent.trim().toLowerCase(java.util.Locale.ROOT);
+        logger.setUseParentHandlers(!value.equals("false") && !value.equals("0"));
     }
 
     private static synchronized void applyLogLevel() {

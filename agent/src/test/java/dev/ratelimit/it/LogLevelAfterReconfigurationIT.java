@@ -81,6 +81,20 @@ class LogLevelAfterReconfigurationIT {
         assertTrue(loud.contains(ENFORCED_LINE), loud);
     }
 
+    /**
+     * Under {@code log=debug} the agent prints through a handler of its own, its parents' cut off.
+     * A configuration that names the agent's logger removes that handler (as every one) and sets
+     * the level; the agent's lines then go where the configuration sends them, the root's
+     * handlers, and not nowhere.
+     */
+    @Test
+    void aLevelTheApplicationsConfigurationGivesTheAgentsLoggerUnderLogDebugIsPrinted() throws Exception {
+        String after = afterReconfiguration(run("debug", "FINE"));
+        assertTrue(after.contains(SHADOW_LINE), after);
+        assertTrue(after.contains(ENFORCED_LINE), after);
+        assertEquals(after.indexOf(SHADOW_LINE), after.lastIndexOf(SHADOW_LINE), "printed once: " + after);
+    }
+
     @Test
     void logInfoPrintsInfoButNotDebugLines() throws Exception {
         String after = afterReconfiguration(run("info"));
