@@ -97,9 +97,15 @@ public final class RedisStore implements AutoCloseable {
     /**
      * Runs the commands of calls made on virtual threads ({@link #commandElsewhere}): at most one
      * per borrowed connection, so as many threads as the pool holds, each ending when idle a while.
+     * Package-private for tests.
      */
-    /** Package-private for tests. */
     final ThreadPoolExecutor commands;
+
+    /**
+     * Whether a call's command runs on {@link #commands}: on a virtual thread. Package-private for
+     * tests, which run that path on any JDK.
+     */
+    java.util.function.BooleanSupplier commandsElsewhere = ON_VIRTUAL_THREAD;
 
     /** Set on the store's own threads: they may open connections. */
     private static final ThreadLocal<Boolean> MAY_CONNECT = new ThreadLocal<>();
@@ -475,7 +481,7 @@ public final class RedisStore implements AutoCloseable {
             if (budget <= 0) {
                 throw failed("pool", new JedisException("no Redis connection free within the timeout"));
             }
-            List<Long> reply = ON_VIRTUAL_THREAD.getAsBoolean()
+            List<Long> reply = commandsElsewhere.getAsBoolean()
                     ? commandElsewhere(jedis, script, keys, args, deadline, interrupted)
                     : command(jedis, script, keys, args, deadline);
             timeoutsInARow.set(0);

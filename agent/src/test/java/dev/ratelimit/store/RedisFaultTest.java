@@ -767,6 +767,53 @@ class RedisFaultTest {
         assertTrue(store.outageSign(sent + 2_000, timeout), "sent after every answered command: a sign");
     }
 
+    /**
+     * A call whose command waits on the store's command threads (the virtual threads' path) when
+     * the store is closed (a reload that changes the store) ends within its timeout: the queued
+     * command is dropped by the shutdown and never runs, and the caller's wait is bounded by the
+     * call's deadline, not by the command. Every command thread is kept busy so that the call's
+     * command queues.
+     */
+    @Test
+    void aCommandDroppedByTheStoresCloseEndsItsCallWithinTheTimeout() throws Exception {
+        long timeout = 300;
+        RedisStore elsewhere = new RedisStore(new RedisConfig("redis://127.0.0.1:" + server.port() + "/1",
+                java.time.Duration.ofMillis(timeout), "rl-closed:"), 2);
+        try {
+            elsewhere.commandsElsewhere = () -> true;
+            RedisLimiter limiter = new RedisLimiter(elsewhere, reject.config());
+            assertAnsweredWithinSeconds(limiter, 10);
+            java.util.concurrent.CountDownLatch busy = new java.util.concurrent.CountDownLatch(1);
+            for (int i = 0; i < 2; i++) {
+                elsewhere.commands.submit(() -> {
+                    busy.await();
+                    return null;
+                });
+            }
+            long[] took = {-1};
+            Thread caller = new Thread(() -> took[0] = timed(() -> {
+                try {
+                    limiter.acquire("queued");
+                } catch (StoreUnavailableException e) {
+                    // on-error decides it; only the time matters here
+                }
+            }));
+            caller.start();
+            long until = System.nanoTime() + 5_000_000_000L;
+            while (elsewhere.commands.getQueue().isEmpty() && System.nanoTime() < until) {
+                Thread.sleep(1);
+            }
+            assertFalse(elsewhere.commands.getQueue().isEmpty(), "the case under test: the call's command is queued");
+            elsewhere.commands.shutdownNow();
+            caller.join(5_000);
+            busy.countDown();
+            assertFalse(caller.isAlive(), "the call still waits for a command that will never run");
+            assertTrue(took[0] <= timeout + MARGIN_MILLIS, "the call took " + took[0] + " ms");
+        } finally {
+            elsewhere.close();
+        }
+    }
+
     @Test
     void aHungServerCostsAtMostTheTimeoutThenCallsFailFast() throws Exception {
         assertLimitingWorks("before-pause");
