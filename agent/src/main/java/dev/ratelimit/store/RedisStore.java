@@ -79,6 +79,11 @@ public final class RedisStore implements AutoCloseable {
      * an outage only if no command sent after it has been answered (see {@link #outageSign}).
      */
     private final AtomicLong lastAnsweredSend = new AtomicLong(System.nanoTime() - TimeUnit.DAYS.toNanos(1));
+    /**
+     * When the latest connection opening that the server set up began: a sign against an outage
+     * for the calls that waited for a connection only, not for commands (see {@link #outageSign}).
+     */
+    private final AtomicLong lastOpenedStart = new AtomicLong(System.nanoTime() - TimeUnit.DAYS.toNanos(1));
     /** Connections the connector is opening, outside the pool (see {@link #openIdleConnection}). */
     private final AtomicInteger opening = new AtomicInteger();
     private final LongAdder failedCalls = new LongAdder();
@@ -271,7 +276,7 @@ public final class RedisStore implements AutoCloseable {
                     // the server did not finish a connection's set-up in time: a timeout of this
                     // call, three in a row an outage, as when the call waited for the server itself;
                     // unless the call asked with little of its time left (see eval)
-                    if (!outageSign(asked, left)) {
+                    if (!openingOutageSign(asked, left)) {
                         throw failed("pool", new JedisException("no Redis connection opened within the time left"));
                     }
                     throw new JedisConnectionException("no Redis connection opened within the timeout",
@@ -366,8 +371,8 @@ public final class RedisStore implements AutoCloseable {
             long started = System.nanoTime();
             PooledObject<Jedis> opened = poolConnections.makeObject();
             // the server answered its set-up: a sign against an outage for the calls that asked
-            // for a connection before this opening began (outageSign)
-            answered(started);
+            // for a connection before this opening began (openingOutageSign), not for commands
+            opened(started);
             HANDED_OVER.set(opened);
             try {
                 pool.addObject();
@@ -679,6 +684,24 @@ public final class RedisStore implements AutoCloseable {
      */
     boolean outageSign(long sentAt, long budget) {
         return budget >= timeoutNanos / 2 && lastAnsweredSend.get() - sentAt < 0;
+    }
+
+    /**
+     * {@link #outageSign} for a call that timed out waiting for a connection it asked for at
+     * {@code askedAt}: a command answered, or a connection set up, since it asked is a sign
+     * against an outage. Only this kind of timeout: a server that sets connections up but
+     * answers no command ({@code CLIENT PAUSE WRITE}; a proxy that answers {@code AUTH} itself in
+     * front of a hung server) replaced each timed-out call's connection, and that opening
+     * discounted the timeouts of every command sent before it began, so that two callers half
+     * a timeout apart kept it from being marked down for five timeouts and more.
+     */
+    boolean openingOutageSign(long askedAt, long budget) {
+        return outageSign(askedAt, budget) && lastOpenedStart.get() - askedAt < 0;
+    }
+
+    /** Records that a connection opening begun at {@code startedAt} was set up by the server. */
+    void opened(long startedAt) {
+        lastOpenedStart.accumulateAndGet(startedAt, (latest, next) -> next - latest > 0 ? next : latest);
     }
 
     /** Records that a command sent at {@code sentAt} was answered. */

@@ -768,6 +768,63 @@ class RedisFaultTest {
     }
 
     /**
+     * A server that sets connections up but answers no command (CLIENT PAUSE WRITE: AUTH, CLIENT
+     * SETINFO and SELECT are answered, the script waits) is marked down after its first timeouts,
+     * as a hung one is. Every timed-out call's connection is replaced, and the replacement's
+     * set-up was taken for an answer to every command sent before it began: with four callers a
+     * quarter of a timeout apart (each calling once a timeout), each one's opening discounted the
+     * others' timeouts, and the store stayed up five to seven timeouts (or the whole pause), every
+     * call waiting its whole timeout.
+     */
+    @Test
+    void aServerThatOpensConnectionsButAnswersNoCommandIsMarkedDownAfterItsFirstTimeouts() throws Exception {
+        assertLimitingWorks("before-pause-write");
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        List<Thread> callers = new ArrayList<>();
+        // each caller calls once a timeout, a quarter of a timeout after the one before
+        long period = TIMEOUT_MILLIS * 1_000_000L;
+        long first = System.nanoTime();
+        for (int i = 0; i < 4; i++) {
+            String key = "paused-write-" + i;
+            long offset = first + i * period / 4;
+            Thread caller = new Thread(() -> {
+                for (long k = 0; !stop.get(); k++) {
+                    long next = offset + k * period;
+                    long now = System.nanoTime();
+                    if (next < now) {
+                        k = (now - offset) / period + 1;
+                        next = offset + k * period;
+                    }
+                    java.util.concurrent.locks.LockSupport.parkNanos(next - now);
+                    allow.decide(new Object[] {key}, null);
+                }
+            });
+            caller.start();
+            callers.add(caller);
+        }
+        Thread.sleep(3 * TIMEOUT_MILLIS);
+        long paused;
+        try (Jedis admin = server.client()) {
+            admin.sendCommand(redis.clients.jedis.Protocol.Command.CLIENT, "PAUSE", "3000", "WRITE");
+            paused = System.nanoTime();
+            long until = paused + 3_000_000_000L;
+            while (count("is not answering") == 0 && System.nanoTime() < until) {
+                Thread.sleep(1);
+            }
+            long took = (System.nanoTime() - paused) / 1_000_000;
+            stop.set(true);
+            for (Thread caller : callers) {
+                caller.join(5_000);
+            }
+            admin.sendCommand(redis.clients.jedis.Protocol.Command.CLIENT, "UNPAUSE");
+            System.out.println("RedisFaultTest CLIENT PAUSE WRITE: marked down after " + took + " ms");
+            assertTrue(count("is not answering") > 0, "never marked down: " + capture.messages());
+            // three timeouts, the first up to a timeout after the pause, and the margin
+            assertTrue(took <= 3 * TIMEOUT_MILLIS + MARGIN_MILLIS, "marked down after " + took + " ms");
+        }
+    }
+
+    /**
      * A call whose command waits on the store's command threads (the virtual threads' path) when
      * the store is closed (a reload that changes the store) ends within its timeout: the queued
      * command is dropped by the shutdown and never runs, and the caller's wait is bounded by the
