@@ -243,6 +243,9 @@ public final class RedisStore implements AutoCloseable {
             if (left <= 0) {
                 throw failed("pool", new JedisException("no Redis connection free or opened within the timeout"));
             }
+            // read before the pool is asked: a change after it (an opening ended, a connection
+            // given back) then ends the wait below at once, rather than after a slice
+            long seen = poolChanges.get();
             try {
                 // not JedisPool.getResource: it would wait the whole timeout when the pool is full
                 return pool.borrowObject(Duration.ofNanos(left));
@@ -260,7 +263,6 @@ public final class RedisStore implements AutoCloseable {
             }
             Future<?> opened;
             long asked = System.nanoTime();
-            long seen = poolChanges.get();
             try {
                 opened = connector.submit(this::openIdleConnection);
             } catch (RejectedExecutionException e) {
@@ -509,6 +511,7 @@ public final class RedisStore implements AutoCloseable {
                 // connections are dropped, and the next call opens a new one. Redis really down
                 // shows at that next call, which cannot connect.
                 pool.clear();
+                poolChanged();
                 throw failed("connection closed while idle", e);
             }
             if (!timeout) {
@@ -532,6 +535,7 @@ public final class RedisStore implements AutoCloseable {
                 // the idle ones dropped, and the next call connects through the address again.
                 jedis.getConnection().setBroken();
                 pool.clear();
+                poolChanged();
                 throw failed("the server is a replica", e);
             }
             // the server answered with an error, or the pool had no connection in time
@@ -576,23 +580,29 @@ public final class RedisStore implements AutoCloseable {
     private List<Long> commandElsewhere(Jedis jedis, RedisScript script, List<String> keys, List<String> args,
             long deadline, boolean[] interrupted) {
         Future<List<Long>> running;
+        java.util.concurrent.atomic.AtomicBoolean began = new java.util.concurrent.atomic.AtomicBoolean();
         try {
-            running = commands.submit(() -> command(jedis, script, keys, args, deadline));
+            running = commands.submit(() -> {
+                began.set(true);
+                return command(jedis, script, keys, args, deadline);
+            });
         } catch (RejectedExecutionException e) {
             throw failed("pool", new JedisException("the store is closed"));
         }
         while (true) {
             try {
                 // bounded by the deadline, not only by the command's socket timeouts: a task the
-                // pool's shutdown drained (close() during a reload) would never end. A little
-                // slack lets the socket timeout, which the command thread meets at the same
-                // deadline, usually be the one that ends a slow command
-                return running.get(Math.max(0, deadline - System.nanoTime()) + COMMAND_WAIT_SLACK_NANOS,
-                        TimeUnit.NANOSECONDS);
+                // pool's shutdown drained (close() during a reload) would never end; and the
+                // calling thread never waits longer than the timeout
+                return running.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (TimeoutException e) {
                 running.cancel(true);
                 // the command thread may still be using it: destroyed when given back, not reused
                 jedis.getConnection().setBroken();
+                if (!began.get()) {
+                    // still queued: never sent, no sign of the server's
+                    throw new JedisConnectionException(NOT_SENT, new SocketTimeoutException("no time left"));
+                }
                 throw new JedisConnectionException(new SocketTimeoutException("no answer from Redis within the timeout"));
             } catch (InterruptedException e) {
                 interrupted[0] = true;
@@ -608,9 +618,6 @@ public final class RedisStore implements AutoCloseable {
             }
         }
     }
-
-    /** How long past its deadline a virtual thread waits for its command's own timeout. */
-    private static final long COMMAND_WAIT_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
     /** Whether the calling thread is a virtual one ({@code Thread.isVirtual}, Java 21 and later). */
     private static final java.util.function.BooleanSupplier ON_VIRTUAL_THREAD = onVirtualThread();
@@ -756,6 +763,7 @@ public final class RedisStore implements AutoCloseable {
             // connections opened before the outage may be dead: drop the idle ones, and open
             // one for the calls to come
             pool.clear();
+            poolChanged();
             try {
                 openIdleConnection();
             } catch (Exception e) {
