@@ -780,7 +780,7 @@ public final class RedisStore implements AutoCloseable {
     }
 
     /**
-     * One probe: whether the server answers {@code PING} within the timeout, on a connection of
+     * One probe: whether the server runs a call's script within the timeout, on a connection of
      * its own. Not a pooled one: a call sets its connection's socket timeout to the time it has
      * left, as little as a millisecond, and leaves it so; a probe on such a connection failed
      * against a server that answered, and the outage lasted another backoff.
@@ -793,7 +793,20 @@ public final class RedisStore implements AutoCloseable {
             return false;
         }
         try {
-            connection.getObject().ping();
+            // what a call does, not a PING: a server paused for writes (CLIENT PAUSE WRITE) or a
+            // proxy in front of a hung one answers PING, and the store came back 25 ms after it
+            // was marked down, each call then waiting its whole timeout again (the second review
+            // of the Redis fixes). The fixed-window script on a key of the store's own, which no
+            // rule's key can be ({rule|key} always holds a "|"), in a window of a second
+            Jedis jedis = connection.getObject();
+            List<String> keys = List.of(config.keyPrefix() + "{rate-limit-agent-probe}:fixed-window:1s");
+            List<String> args = List.of("1000", Long.toString(Long.MAX_VALUE));
+            try {
+                jedis.evalsha(fixedWindow.sha, keys, args);
+            } catch (JedisNoScriptException notLoaded) {
+                jedis.scriptLoad(fixedWindow.text);
+                jedis.evalsha(fixedWindow.sha, keys, args);
+            }
             return true;
         } catch (JedisException e) {
             return false;

@@ -825,6 +825,36 @@ class RedisFaultTest {
     }
 
     /**
+     * A server paused for writes answers PING: the probe took it for up 25 ms after the store was
+     * marked down, and each call then waited its whole timeout again, outage after outage. The
+     * probe runs a call's script, so the store stays down until the pause ends, and comes back
+     * after it.
+     */
+    @Test
+    void aServerPausedForWritesStaysDownUntilThePauseEnds() throws Exception {
+        assertLimitingWorks("before-write-pause");
+        try (Jedis admin = server.client()) {
+            admin.sendCommand(redis.clients.jedis.Protocol.Command.CLIENT, "PAUSE", "2000", "WRITE");
+            long paused = System.nanoTime();
+            try {
+                long until = paused + 1_500_000_000L;
+                while (store.isUp() && System.nanoTime() < until) {
+                    allow.decide(new Object[] {"write-paused"}, null);
+                }
+                assertFalse(store.isUp(), "the case under test: marked down within the pause");
+                Thread.sleep(Math.max(0, 1_700 - (System.nanoTime() - paused) / 1_000_000));
+                assertFalse(store.isUp(), "the probe took a server paused for writes for up: " + capture.messages());
+                assertEquals(1, count("is not answering"), capture.messages().toString());
+            } finally {
+                admin.sendCommand(redis.clients.jedis.Protocol.Command.CLIENT, "UNPAUSE");
+            }
+        }
+        long recovered = waitUntilUp(store, 5_000);
+        assertTrue(store.isUp() && recovered <= 2_000, "recovered after " + recovered + " ms");
+        assertLimitingWorks("after-write-pause");
+    }
+
+    /**
      * A call whose command waits on the store's command threads (the virtual threads' path) when
      * the store is closed (a reload that changes the store) ends within its timeout: the queued
      * command is dropped by the shutdown and never runs, and the caller's wait is bounded by the
