@@ -22,6 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import javax.net.ssl.SSLParameters;
 import org.apache.commons.pool2.PooledObject;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
@@ -81,7 +83,7 @@ public final class RedisStore implements AutoCloseable {
     private final AtomicLong lastAnsweredSend = new AtomicLong(System.nanoTime() - TimeUnit.DAYS.toNanos(1));
     /**
      * When the latest connection opening that the server set up began: a sign against an outage
-     * for the calls that waited for a connection only, not for commands (see {@link #outageSign}).
+     * for the calls that waited for a connection only, not for commands (see {@link #openingOutageSign}).
      */
     private final AtomicLong lastOpenedStart = new AtomicLong(System.nanoTime() - TimeUnit.DAYS.toNanos(1));
     /** Connections the connector is opening, outside the pool (see {@link #openIdleConnection}). */
@@ -310,8 +312,8 @@ public final class RedisStore implements AutoCloseable {
     /** Counts what may let a waiting call have a connection: an opening ended, a connection given back. */
     private final AtomicLong poolChanges = new AtomicLong();
     private final AtomicInteger awaitingChange = new AtomicInteger();
-    private final java.util.concurrent.locks.ReentrantLock changeLock = new java.util.concurrent.locks.ReentrantLock();
-    private final java.util.concurrent.locks.Condition changeSignal = changeLock.newCondition();
+    private final ReentrantLock changeLock = new ReentrantLock();
+    private final Condition changeSignal = changeLock.newCondition();
 
     private void poolChanged() {
         poolChanges.incrementAndGet();
@@ -574,13 +576,12 @@ public final class RedisStore implements AutoCloseable {
      * ({@code invokeAny}, a structured task scope) interrupted hundreds of calls a second, and the
      * openings that followed timed out until the store was marked down, Redis answering all along.
      * The calling thread waits for the command, its interrupts set aside as while it waits for a
-     * connection ({@code interrupted[0]}): the command's socket timeouts, from the same deadline,
-     * bound the wait.
+     * connection ({@code interrupted[0]}), until the call's deadline.
      */
     private List<Long> commandElsewhere(Jedis jedis, RedisScript script, List<String> keys, List<String> args,
             long deadline, boolean[] interrupted) {
         Future<List<Long>> running;
-        java.util.concurrent.atomic.AtomicBoolean began = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicBoolean began = new AtomicBoolean();
         try {
             running = commands.submit(() -> {
                 began.set(true);
@@ -708,12 +709,17 @@ public final class RedisStore implements AutoCloseable {
 
     /** Records that a connection opening begun at {@code startedAt} was set up by the server. */
     void opened(long startedAt) {
-        lastOpenedStart.accumulateAndGet(startedAt, (latest, next) -> next - latest > 0 ? next : latest);
+        keepLatest(lastOpenedStart, startedAt);
     }
 
     /** Records that a command sent at {@code sentAt} was answered. */
     void answered(long sentAt) {
-        lastAnsweredSend.accumulateAndGet(sentAt, (latest, next) -> next - latest > 0 ? next : latest);
+        keepLatest(lastAnsweredSend, sentAt);
+    }
+
+    /** Sets {@code latest} to {@code time} unless it holds a later {@code System.nanoTime}. */
+    private static void keepLatest(AtomicLong latest, long time) {
+        latest.accumulateAndGet(time, (held, next) -> next - held > 0 ? next : held);
     }
 
     /** A failure of one call that is not an outage: counted, and logged at most once a minute per kind. */
@@ -798,15 +804,9 @@ public final class RedisStore implements AutoCloseable {
             // was marked down, each call then waiting its whole timeout again (the second review
             // of the Redis fixes). The fixed-window script on a key of the store's own, which no
             // rule's key can be ({rule|key} always holds a "|"), in a window of a second
-            Jedis jedis = connection.getObject();
-            List<String> keys = List.of(config.keyPrefix() + "{rate-limit-agent-probe}:fixed-window:1s");
-            List<String> args = List.of("1000", Long.toString(Long.MAX_VALUE));
-            try {
-                jedis.evalsha(fixedWindow.sha, keys, args);
-            } catch (JedisNoScriptException notLoaded) {
-                jedis.scriptLoad(fixedWindow.text);
-                jedis.evalsha(fixedWindow.sha, keys, args);
-            }
+            command(connection.getObject(), fixedWindow,
+                    List.of(config.keyPrefix() + "{rate-limit-agent-probe}:fixed-window:1s"),
+                    List.of("1000", Long.toString(Long.MAX_VALUE)), System.nanoTime() + timeoutNanos);
             return true;
         } catch (JedisException e) {
             return false;
