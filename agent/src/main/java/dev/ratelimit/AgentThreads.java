@@ -12,7 +12,8 @@ public final class AgentThreads {
     /**
      * An unstarted daemon thread that takes nothing from the thread creating it: it inherits none
      * of its inheritable thread-locals, its context class loader is the agent's, not the
-     * creator's, and it is in the root thread group, not the creator's. Otherwise, on an
+     * creator's, its priority is the normal one, not the creator's, and it is in the root thread
+     * group, not the creator's. Otherwise, on an
      * application server, a thread of the agent's that lives on would pin the web application's
      * loader that happened to create it.
      */
@@ -20,6 +21,9 @@ public final class AgentThreads {
     public static Thread daemon(String name, Runnable body) {
         Thread thread = java.security.AccessController.doPrivileged(new Unstarted(name, body));
         thread.setDaemon(true);
+        // a new thread takes its creator's priority: a low-priority worker starting the clock
+        // would slow every window's time (where the OS honours priorities: Windows, macOS)
+        thread.setPriority(Thread.NORM_PRIORITY);
         thread.setContextClassLoader(AgentThreads.class.getClassLoader());
         return thread;
     }

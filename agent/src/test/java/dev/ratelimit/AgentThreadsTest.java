@@ -1,8 +1,10 @@
 package dev.ratelimit;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
@@ -32,5 +34,18 @@ class AgentThreadsTest {
         assertNotSame(group, joined, "the agent's thread joined the application's thread group");
         assertSame(ThreadGroup.class, joined.getClass(), "a group of the JDK's, not the application's: " + joined);
         assertNull(joined.getParent(), "the root group, which no application made: " + joined);
+    }
+
+    /** A new thread takes its creator's priority: not the agent's, whose clock must keep time. */
+    @Test
+    void anAgentThreadMadeOnALowPriorityThreadHasTheNormalPriority() throws Exception {
+        Thread[] made = new Thread[1];
+        Thread worker = new Thread(() -> made[0] = AgentThreads.daemon("rate-limit-agent-test", () -> { }),
+                "low-priority-worker");
+        worker.setPriority(Thread.MIN_PRIORITY);
+        worker.start();
+        worker.join(10_000);
+        assertEquals(Thread.NORM_PRIORITY, made[0].getPriority());
+        assertTrue(made[0].isDaemon());
     }
 }
