@@ -37,7 +37,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Operators misconfigure, attackers who can write the rule file try to switch limiting off. Every
- * malformed rule file (the 59 of invalid-rule-files/, the attack files of adversarial/malformed/, and
+ * malformed rule file (every file of invalid-rule-files/, the attack files of adversarial/malformed/, and
  * files generated here: an empty file, a 10 MB file, a file that is not UTF-8, UTF-16 text, and
  * YAML nested thousands of levels deep) must be:
  * <ol>
