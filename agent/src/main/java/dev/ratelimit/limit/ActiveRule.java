@@ -192,7 +192,10 @@ public final class ActiveRule {
         return shadow ? Outcome.allowed(0) : outcome;
     }
 
-    /** At most one line per rule per (shortest) window; never the key. */
+    /**
+     * At most one line per rule per (shortest) window; never the key. The count is the rule's
+     * {@code Rejected} metric, which a reload that changes the rule's settings starts again.
+     */
     private void logRejection() {
         long now = CoarseClock.millis();
         long last = lastRejectionLog.get();
@@ -200,7 +203,8 @@ public final class ActiveRule {
         if ((last == NEVER || now - last >= logIntervalMillis) && lastRejectionLog.compareAndSet(last, now)) {
             LOG.log(shadow ? Level.INFO : Level.DEBUG, "rate-limit-agent: rule '" + name() + "' "
                     + (shadow ? "would reject (shadow mode) " : "rejected ") + "calls over " + config.limits()
-                    + "; " + metrics.rejected() + " rejected since start");
+                    + "; " + metrics.rejected() + (shadow ? " would have been" : "")
+                    + " rejected since these settings took effect");
         }
     }
 }

@@ -64,4 +64,26 @@ class ActiveRuleTest {
                     records.get(0).getMessage());
         }
     }
+
+    @Test
+    void anEnforcingRuleLogsItsRejectionsAtDebugWithItsCountUnderTheseSettings() throws ConfigException {
+        java.util.logging.Logger logger = java.util.logging.Logger.getLogger("dev.ratelimit");
+        java.util.logging.Level before = logger.getLevel();
+        logger.setLevel(java.util.logging.Level.FINE);
+        try (LogCapture capture = LogCapture.open()) {
+            ActiveRule enforcing = new ActiveRule(rule(""), 100);
+            for (int i = 0; i < 5; i++) {
+                assertEquals(i < 2, Outcome.isAllowed(enforcing.decide(null, null)));
+            }
+            assertEquals(3, enforcing.metrics().rejected());
+            List<LogRecord> records = capture.records();
+            assertEquals(1, records.size(), records.toString());
+            assertEquals(java.util.logging.Level.FINE, records.get(0).getLevel());
+            // the count is the rule's Rejected metric, which a reload that changes the rule starts again
+            assertEquals("rate-limit-agent: rule 'r' rejected calls over [2 per 1h]; 1 rejected since these"
+                    + " settings took effect", records.get(0).getMessage());
+        } finally {
+            logger.setLevel(before);
+        }
+    }
 }
