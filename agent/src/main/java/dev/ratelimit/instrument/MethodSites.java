@@ -8,6 +8,7 @@ import dev.ratelimit.bootstrap.RequestContext;
 import dev.ratelimit.limit.ActiveRule;
 import dev.ratelimit.limit.Outcome;
 import dev.ratelimit.limit.RequestKeys;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -34,7 +35,13 @@ final class MethodSites implements MethodGate {
     private static final ActiveRule[] NONE = new ActiveRule[0];
 
     private final Object lock = new Object();
-    private final Map<String, MethodSite> byIdentity = new ConcurrentHashMap<>();
+    /**
+     * The sites by loader and method. A loader is named by its identity hash, which two loaders
+     * can share (a web application redeployed a few thousand times makes as many loaders of the
+     * same classes), so each entry also keeps its loader, weakly, and a second loader of the same
+     * hash and method takes the next free name.
+     */
+    private final Map<String, Registered> byIdentity = new ConcurrentHashMap<>();
     private volatile RuleBook rules;
     private volatile MethodSite[] sites = new MethodSite[0];
     private volatile ActiveRule[][] bindings = new ActiveRule[0][];
@@ -49,16 +56,19 @@ final class MethodSites implements MethodGate {
      */
     int register(ClassLoader loader, String className, String methodName, String descriptor, String simpleClassName,
             int parameterCount, boolean passesArguments, boolean callsItself, MethodSite.AnnotationValues annotation) {
-        String identity = System.identityHashCode(loader) + "/" + className + '#' + methodName + descriptor
-                + (passesArguments ? "+args" : "");
-        MethodSite known = byIdentity.get(identity);
-        if (known != null) {
-            return known.id;
+        String method = "/" + className + '#' + methodName + descriptor + (passesArguments ? "+args" : "");
+        String identity = (loader == null ? "boot" : Integer.toString(System.identityHashCode(loader))) + method;
+        Registered known = byIdentity.get(identity);
+        if (known != null && known.loader.get() == loader) {
+            return known.site.id;
         }
         synchronized (lock) {
-            known = byIdentity.get(identity);
-            if (known != null) {
-                return known.id;
+            for (int next = 1; (known = byIdentity.get(identity)) != null; next++) {
+                if (known.loader.get() == loader) {
+                    return known.site.id;
+                }
+                // another loader of the same hash, or a collected one: its record stays
+                identity = System.identityHashCode(loader) + "~" + next + method;
             }
             int id = sites.length;
             MethodSite site = new MethodSite(id, className, methodName, simpleClassName, parameterCount,
@@ -70,8 +80,19 @@ final class MethodSites implements MethodGate {
             markNesting(grownSites, grownBindings, id);
             sites = grownSites;
             bindings = grownBindings;
-            byIdentity.put(identity, site);
+            byIdentity.put(identity, new Registered(loader, site));
             return id;
+        }
+    }
+
+    /** A site and the loader of its class (null: the boot loader), which it does not keep alive. */
+    private static final class Registered {
+        final WeakReference<ClassLoader> loader;
+        final MethodSite site;
+
+        Registered(ClassLoader loader, MethodSite site) {
+            this.loader = new WeakReference<>(loader);
+            this.site = site;
         }
     }
 

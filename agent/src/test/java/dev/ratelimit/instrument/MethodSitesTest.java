@@ -3,6 +3,7 @@ package dev.ratelimit.instrument;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -486,5 +487,47 @@ class MethodSitesTest {
         assertNull(sites.enter(overload, bob));
         bobsSecond.close();
         assertEquals(4, allowed(sites, send));
+    }
+
+    /**
+     * Two class loaders can share an identity hash: a web application redeployed a few thousand
+     * times makes as many loaders of the same classes. A method of the second loader took the
+     * first's site, and with it the first's annotation: a redeployment that renamed the method's
+     * rule (@RateLimited("a") to "b") kept the old rule.
+     */
+    @Test
+    void aMethodOfALoaderWithAnotherLoadersIdentityHashHasASiteOfItsOwn() throws Exception {
+        ClassLoader[] pair = loadersOfOneIdentityHash();
+        MethodSites sites = new MethodSites(book("  - {name: a, limit: 1, window: 1h}\n  - {name: b, limit: 2, window: 1h}\n"));
+        int first = sites.register(pair[0], "app.Svc", "send", "()V", "Svc", 0, false, false,
+                new MethodSite.AnnotationValues("a", 10, "1s", "global"));
+        int second = sites.register(pair[1], "app.Svc", "send", "()V", "Svc", 0, false, false,
+                new MethodSite.AnnotationValues("b", 10, "1s", "global"));
+        assertNotEquals(first, second);
+        assertEquals("a", sites.rulesOf(first)[0].name());
+        assertEquals("b", sites.rulesOf(second)[0].name());
+        // transformed again (a reload's retransformation), each keeps its own
+        assertEquals(first, sites.register(pair[0], "app.Svc", "send", "()V", "Svc", 0, false, false,
+                new MethodSite.AnnotationValues("a", 10, "1s", "global")));
+        assertEquals(second, sites.register(pair[1], "app.Svc", "send", "()V", "Svc", 0, false, false,
+                new MethodSite.AnnotationValues("b", 10, "1s", "global")));
+        // and the boot loader's method is a third
+        int boot = sites.register(null, "app.Svc", "send", "()V", "Svc", 0, false, false, null);
+        assertNotEquals(first, boot);
+        assertNotEquals(second, boot);
+        assertEquals(boot, sites.register(null, "app.Svc", "send", "()V", "Svc", 0, false, false, null));
+    }
+
+    /** Two class loaders whose identity hashes are equal: about 60,000 loaders made, typically. */
+    private static ClassLoader[] loadersOfOneIdentityHash() {
+        java.util.Map<Integer, ClassLoader> byHash = new java.util.HashMap<>();
+        for (int i = 0; i < 2_000_000; i++) {
+            ClassLoader loader = new ClassLoader(null) { };
+            ClassLoader earlier = byHash.putIfAbsent(System.identityHashCode(loader), loader);
+            if (earlier != null) {
+                return new ClassLoader[] {earlier, loader};
+            }
+        }
+        throw new AssertionError("no two of 2,000,000 class loaders shared an identity hash");
     }
 }
