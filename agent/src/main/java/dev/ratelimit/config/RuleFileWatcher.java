@@ -21,7 +21,8 @@ import java.util.function.Function;
  * in-place writes, editors that write a temporary file and rename it, deletion followed by
  * re-creation, and Kubernetes ConfigMap volumes, which swap a {@code ..data} symlink (the path
  * is re-resolved on every read). A change is acted on once the content has stayed the same for
- * one more poll, so a file caught half-written is not reported as an error.
+ * one more poll, so a file caught half-written is not reported as an error; an empty rule or
+ * token file (a redirect's, until its command writes) once it has stayed empty for 2 s.
  */
 public final class RuleFileWatcher {
     /** What a watcher reports. Called on the watcher's thread, one call at a time. */
@@ -41,6 +42,12 @@ public final class RuleFileWatcher {
     }
 
     private static final long POLL_MILLIS = 250;
+    /**
+     * Looks an empty file must stay empty before it is taken for a version (2 s): a shell
+     * redirect ({@code command > rules.yaml}) empties the file at once and fills it only once
+     * the command writes, which may take a second or more ({@code kubectl}, {@code curl}).
+     */
+    static final int EMPTY_LOOKS = 8;
 
     private final Path file;
     private final Function<String, String> env;
@@ -48,6 +55,8 @@ public final class RuleFileWatcher {
     private volatile List<Path> tokenFiles;
     private byte[] applied;
     private byte[] pending;
+    /** How many looks in a row have seen {@link #pending}. */
+    private int pendingLooks;
     private boolean reportedMissing;
     private volatile boolean stopped;
 
@@ -151,6 +160,12 @@ public final class RuleFileWatcher {
         }
         if (!Arrays.equals(now, pending)) {
             pending = now;
+            pendingLooks = 1;
+            return;
+        }
+        // an empty rule or token file is what a redirect leaves until its command writes: it is
+        // reported as invalid only once it has stayed empty a while, not between the two
+        if (++pendingLooks < EMPTY_LOOKS && anEmptyFile(content)) {
             return;
         }
         pending = null;
@@ -175,6 +190,23 @@ public final class RuleFileWatcher {
             listener.rejected(List.of(new ConfigError(file.toString(), 1, 1,
                     "the rule file could not be read (" + e.getClass().getSimpleName() + ")")));
         }
+    }
+
+    /** Whether the rule file ({@code content}) or one of the token files watched is empty. */
+    private boolean anEmptyFile(byte[] content) {
+        if (content.length == 0) {
+            return true;
+        }
+        for (Path token : tokenFiles) {
+            try {
+                if (Files.isRegularFile(token) && Files.size(token) == 0) {
+                    return true;
+                }
+            } catch (IOException | SecurityException e) {
+                // not readable: the load says so
+            }
+        }
+        return false;
     }
 
     /** The rule file's bytes (at most one more than the size limit), or null when it cannot be read as a file. */

@@ -291,4 +291,57 @@ class RuleFileWatcherTest {
         poll(watcher, 2);
         assertEquals(List.of("loaded 2"), events.seen);
     }
+
+    /**
+     * {@code slow-command > rules.yaml}: the shell empties the file at once, and the command
+     * fills it a second or more later ({@code kubectl}, {@code curl}). The empty file, seen the
+     * same at two looks, was reported as an invalid edit ("the rule file is empty", at SEVERE,
+     * and in LastReloadOutcome) before the real edit loaded (the hot-reload review).
+     */
+    @Test
+    void aFileEmptiedByARedirectIsNotReportedBeforeItsCommandWrites(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("rules.yaml");
+        Files.writeString(file, rules(1));
+        RuleSet loaded = ConfigLoader.load(file);
+        Events events = new Events();
+        RuleFileWatcher watcher = watcher(file, name -> null, loaded, events);
+        Files.write(file, new byte[0]);
+        poll(watcher, RuleFileWatcher.EMPTY_LOOKS - 1);
+        assertEquals(List.of(), events.seen, "an empty file is waited for");
+        Files.writeString(file, rules(2));
+        poll(watcher, 2);
+        assertEquals(List.of("loaded 2"), events.seen);
+    }
+
+    /** A file that stays empty is an invalid edit, reported once. */
+    @Test
+    void aFileThatStaysEmptyIsReportedOnce(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("rules.yaml");
+        Files.writeString(file, rules(1));
+        RuleSet loaded = ConfigLoader.load(file);
+        Events events = new Events();
+        RuleFileWatcher watcher = watcher(file, name -> null, loaded, events);
+        Files.write(file, new byte[0]);
+        poll(watcher, RuleFileWatcher.EMPTY_LOOKS);
+        assertEquals(List.of("rejected"), events.seen);
+        poll(watcher, 3 * RuleFileWatcher.EMPTY_LOOKS);
+        assertEquals(List.of("rejected"), events.seen, "reported once");
+    }
+
+    /** A token file rotated by a redirect ({@code vault read -field=token ... > token.txt}) is waited for too. */
+    @Test
+    void aTokenFileEmptiedByARedirectIsNotReportedBeforeItsCommandWrites(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("rules.yaml");
+        Path token = Files.writeString(dir.resolve("token.txt"), "a-token-of-some-length-0123456789\n");
+        Files.writeString(file, rulesWithToken("${file:token.txt}", 6));
+        RuleSet loaded = ConfigLoader.load(file);
+        Events events = new Events();
+        RuleFileWatcher watcher = watcher(file, name -> null, loaded, events);
+        Files.write(token, new byte[0]);
+        poll(watcher, RuleFileWatcher.EMPTY_LOOKS - 1);
+        assertEquals(List.of(), events.seen, "an empty token file is waited for");
+        Files.writeString(token, "another-token-of-some-length-9876543210\n");
+        poll(watcher, 2);
+        assertEquals(List.of("loaded 6"), events.seen);
+    }
 }
