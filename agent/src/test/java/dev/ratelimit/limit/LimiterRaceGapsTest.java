@@ -1,0 +1,272 @@
+package dev.ratelimit.limit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ratelimit.config.Algorithm;
+import dev.ratelimit.testing.Race;
+import dev.ratelimit.testing.WindowGuard;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Latch races on the limiter paths the concurrency audit found proven one call at a time, or not
+ * with exact counts: the window boundary (calls released just as a window turns, some of them
+ * reading a clock still in the old window), shadow mode, and a fresh key under max-keys pressure.
+ */
+class LimiterRaceGapsTest {
+    private static final int THREADS = 100;
+    private static final long WINDOW = 1_000;
+    private static final long FIRST = 1_700_000_000_000L;
+    private static ExecutorService pool;
+
+    @BeforeAll
+    static void startThreads() {
+        pool = Executors.newFixedThreadPool(THREADS);
+    }
+
+    @AfterAll
+    static void stopThreads() {
+        pool.shutdownNow();
+    }
+
+    /**
+     * One key, window after window: each round releases 100 calls at once, half reading a clock a
+     * millisecond before the window turns (a thread that read it late) and half a millisecond after.
+     * The old window is full, so exactly the limit pass, all of them in the new window, every round:
+     * a late call that reaches the new window's counter counts there, and the counter is installed
+     * once whatever order the calls come in.
+     */
+    @Test
+    void fixedWindowCallsStraddlingEveryBoundaryLetExactlyTheLimitThrough() throws Exception {
+        FixedWindowLimit limit = new FixedWindowLimit(5, WINDOW, null);
+        Object state = limit.newState(false);
+        for (int i = 0; i < 5; i++) {
+            assertTrue(Outcome.isAllowed(limit.acquireAt(state, FIRST + 10)));
+        }
+        List<String> wrong = new ArrayList<>();
+        for (int round = 1; round <= 500; round++) {
+            long boundary = FIRST + round * WINDOW;
+            int passed = Race.sum(pool, THREADS, thread -> {
+                long now = thread % 2 == 0 ? boundary - 1 : boundary + 1;
+                return Outcome.isAllowed(limit.acquireAt(state, now)) ? 1 : 0;
+            });
+            WindowCounter current = ((EpochWindowLimit.WindowState) state).get();
+            if (passed != 5 || current.id != boundary / WINDOW) {
+                wrong.add("round " + round + ": " + passed + " passed, the key's window " + (current.id - boundary / WINDOW));
+            }
+        }
+        assertEquals(List.of(), wrong);
+    }
+
+    /**
+     * A sliding window, window after window: 100 calls at once half-way into each new window, the
+     * first of them sealing the old counter and installing the next. The count carried is the old
+     * window's allowed calls, so the calls allowed follow the sequential model exactly: room for
+     * {@code 5 - floor(previous / 2)}, every round.
+     */
+    @Test
+    void slidingWindowCallsRacingTheSealLetExactlyTheRoomLeftThrough() throws Exception {
+        SlidingWindowLimit limit = new SlidingWindowLimit(5, WINDOW);
+        Object state = limit.newState(false);
+        for (int i = 0; i < 5; i++) {
+            assertTrue(Outcome.isAllowed(limit.acquireAt(state, FIRST + 10)));
+        }
+        long previous = 5;
+        List<String> wrong = new ArrayList<>();
+        for (int round = 1; round <= 500; round++) {
+            long now = FIRST + round * WINDOW + WINDOW / 2;
+            long expected = 5 - previous * (WINDOW / 2) / WINDOW;
+            int passed = Race.sum(pool, THREADS, thread -> Outcome.isAllowed(limit.acquireAt(state, now)) ? 1 : 0);
+            WindowCounter current = ((EpochWindowLimit.WindowState) state).get();
+            if (passed != expected || current.previous != previous || current.count() != expected) {
+                wrong.add("round " + round + ": " + passed + " passed of " + expected + ", carried "
+                        + current.previous + " of " + previous + ", counted " + current.count());
+            }
+            previous = expected;
+        }
+        assertEquals(List.of(), wrong);
+    }
+
+    /**
+     * The same on the agent's own clock: a key's window is filled, then 100 calls are released a
+     * millisecond before the window turns; after the turn, single calls fill the new window. The
+     * burst and the single calls together get exactly the limit of the new window, every round:
+     * none of the burst gets through in the old window, and the new one lets no more than 5.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = "FIXED_WINDOW")
+    void aBurstReleasedAsTheWindowTurnsOnTheAgentsClockGetsExactlyTheNewWindow(Algorithm algorithm) throws Exception {
+        long window = 200;
+        LocalLimiter limiter = LocalLimiter.create(LimiterConcurrencyTest.rule(algorithm, "arg0",
+                "    limit: 5\n    window: " + window + "ms"), 100_000);
+        List<String> wrong = new ArrayList<>();
+        int straddled = 0;
+        for (int round = 0; round < 30; round++) {
+            String key = "boundary-" + round;
+            // 120 ms into a window: fill it (the sixth call is refused: the 5 are in one window)
+            sleepUntil(window, 120);
+            long filledIn = System.currentTimeMillis() / window;
+            int filled = 0;
+            for (int i = 0; i < 6; i++) {
+                filled += Outcome.isAllowed(limiter.acquire(key)) ? 1 : 0;
+            }
+            if (filled != 5 || System.currentTimeMillis() / window != filledIn) {
+                round--;
+                continue;
+            }
+            CountDownLatch ready = new CountDownLatch(THREADS);
+            CountDownLatch go = new CountDownLatch(1);
+            List<Future<Boolean>> burst = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                burst.add(pool.submit(() -> {
+                    ready.countDown();
+                    go.await();
+                    return Outcome.isAllowed(limiter.acquire(key));
+                }));
+            }
+            assertTrue(ready.await(10, TimeUnit.SECONDS));
+            sleepUntil(window, window - 1);
+            go.countDown();
+            int burstPassed = 0;
+            for (Future<Boolean> call : burst) {
+                burstPassed += call.get(10, TimeUnit.SECONDS) ? 1 : 0;
+            }
+            straddled += burstPassed > 0 ? 1 : 0;
+            // well inside the new window: single calls take what the burst left
+            sleepUntil(window, 60);
+            int after = 0;
+            for (int i = 0; i < 10; i++) {
+                after += Outcome.isAllowed(limiter.acquire(key)) ? 1 : 0;
+            }
+            if (burstPassed + after != 5) {
+                wrong.add("round " + round + ": the burst " + burstPassed + ", after it " + after);
+            }
+        }
+        assertEquals(List.of(), wrong);
+        assertTrue(straddled > 0, "no burst reached the new window: the boundary was not raced");
+    }
+
+    /** Sleeps until {@code offset} ms into the next window of {@code window} ms (this one's, if it lies ahead). */
+    private static void sleepUntil(long window, long offset) throws InterruptedException {
+        long now = System.currentTimeMillis();
+        long target = now - now % window + offset;
+        if (target <= now) {
+            target += window;
+        }
+        Thread.sleep(target - now);
+        while (System.currentTimeMillis() < target) {
+            Thread.onSpinWait();
+        }
+    }
+
+    /**
+     * Shadow mode: 100 calls at once on one key all pass, and the rule's metrics say exactly what
+     * enforcing would have done: 5 allowed and 95 rejected per round, every round.
+     */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aShadowRuleLetsEveryCallThroughAndCountsExactlyWhatItWouldHaveRefused(Algorithm algorithm) throws Exception {
+        WindowGuard.awayFromBoundary(3_600_000, 30_000);
+        ActiveRule rule = new ActiveRule(LimiterConcurrencyTest.rule(algorithm, "arg0",
+                "    limit: 5\n    window: 1h\n    mode: shadow"), 100_000);
+        List<String> wrong = new ArrayList<>();
+        int rounds = 200;
+        for (int round = 0; round < rounds; round++) {
+            Object[] args = {"shadow-" + round};
+            long allowedBefore = rule.metrics().allowed();
+            long rejectedBefore = rule.metrics().rejected();
+            int passed = Race.passed(pool, THREADS, () -> Outcome.isAllowed(rule.decide(args, null)));
+            long allowed = rule.metrics().allowed() - allowedBefore;
+            long rejected = rule.metrics().rejected() - rejectedBefore;
+            if (passed != THREADS || allowed != 5 || rejected != THREADS - 5) {
+                wrong.add("round " + round + ": " + passed + " passed, " + allowed + " counted allowed, " + rejected
+                        + " counted rejected");
+            }
+        }
+        assertEquals(List.of(), wrong);
+    }
+
+    /**
+     * A fresh key called by 100 threads at once while another thread floods a store of 16 keys
+     * with keys used once: exactly 5 pass, every round. (KeyChurnTest races a key already at its
+     * limit; this is a key still under it, the one whose eviction mid-burst would hand it a second
+     * budget.)
+     */
+    @org.junit.jupiter.api.Disabled("defect found by the concurrency audit: 6 to 14 of 5 pass in 10 to 35 rounds"
+            + " of 100 per algorithm; a key under its limit is evicted mid-burst and starts afresh while calls"
+            + " already holding its old state still count there")
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aFreshKeyRacedWhileAFloodPressesMaxKeysLetsExactlyTheLimitThrough(Algorithm algorithm) throws Exception {
+        WindowGuard.awayFromBoundary(3_600_000, 30_000);
+        List<String> wrong = new ArrayList<>();
+        for (int round = 0; round < 100; round++) {
+            LocalLimiter limiter = LocalLimiter.create(LimiterConcurrencyTest.rule(algorithm, "arg0",
+                    "    limit: 5\n    window: 1h"), 16);
+            AtomicBoolean flooding = new AtomicBoolean(true);
+            int floodRound = round;
+            Thread flood = new Thread(() -> {
+                for (int i = 0; flooding.get(); i++) {
+                    limiter.acquire("flood-" + floodRound + "-" + i);
+                }
+            });
+            flood.start();
+            int passed;
+            try {
+                passed = Race.sum(pool, THREADS, thread -> {
+                    int allowed = 0;
+                    for (int i = 0; i < 3; i++) {
+                        allowed += Outcome.isAllowed(limiter.acquire("victim")) ? 1 : 0;
+                    }
+                    return allowed;
+                });
+            } finally {
+                flooding.set(false);
+                flood.join();
+            }
+            if (passed != 5) {
+                wrong.add("round " + round + ": " + passed);
+            }
+        }
+        assertEquals(List.of(), wrong);
+    }
+
+    /**
+     * A rule of several token-bucket limits, {5 an hour, 6 a day}: 100 calls at once on one key.
+     * Never more than the tightest limit passes. Not exactly it: refused calls keep the day's token
+     * when another call moved it since (README, "on the side of refusing"), so a round may leave the
+     * day's bucket short of the hour's; in the audit's runs, 1 round of 2000 let 1 call through, the
+     * others exactly 5. The rounds under 5 are printed, not failed.
+     */
+    @Test
+    void tokenBucketsOfSeveralLimitsLetExactlyTheTightestThrough() throws Exception {
+        for (boolean dayFirst : new boolean[] {true, false}) {
+            String hour = "      - {limit: 5, window: 1h}\n";
+            String day = "      - {limit: 6, window: 1d}\n";
+            LocalLimiter limiter = LocalLimiter.create(LimiterConcurrencyTest.rule(Algorithm.TOKEN_BUCKET, "arg0",
+                    "    limits:\n" + (dayFirst ? day + hour : hour + day)), 100_000);
+            java.util.Map<Integer, Integer> histogram = new java.util.TreeMap<>();
+            for (int round = 0; round < 1000; round++) {
+                String key = "bucket-" + round;
+                int passed = Race.passed(pool, THREADS, () -> Outcome.isAllowed(limiter.acquire(key)));
+                histogram.merge(passed, 1, Integer::sum);
+            }
+            assertTrue(histogram.keySet().stream().allMatch(passed -> passed <= 5),
+                    "calls passed per round (day first: " + dayFirst + "): " + histogram);
+            assertTrue(histogram.getOrDefault(5, 0) >= 990, "calls passed per round (day first: " + dayFirst + "): " + histogram);
+            System.out.println("token buckets {5/h, 6/d}, day first " + dayFirst + ": rounds by calls passed " + histogram);
+        }
+    }
+}
