@@ -5,6 +5,8 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Policy;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -40,7 +42,7 @@ abstract class KeyStore {
 
     abstract long size();
 
-    /** States kept after an eviction at or over a limit, not yet given back; for tests. */
+    /** States kept after an eviction (at or over a limit, or recent), not yet given back; for tests. */
     abstract long keptSize();
 
     /** One state for every caller: rules keyed {@code global} need no lookup at all. */
@@ -112,11 +114,19 @@ abstract class KeyStore {
      * used up in those limits, and only those: a key over a limit of a second must not come back
      * used up in its limit of an hour.
      *
-     * <p>A key evicted while under all its limits, and not refused within the retention, starts
-     * afresh: what it had used of them is forgotten.
+     * <p>A key evicted while under all its limits, and not refused within the retention, is kept
+     * too, in a third cache, of the latest such evictions: a key in use can be evicted (its use is
+     * recorded at most once per {@code recordEvery}, so a key hammered by a burst looks no more
+     * used than a flood's keys), and calls that found its state before the eviction still count
+     * there; a state made afresh beside it gave the burst a second budget (6 to 14 of a limit of
+     * 5, the concurrency audit). Given back when its key returns, as a kept one is, the burst goes
+     * on counting on one state. A key that returns only after that cache has turned over (a
+     * sixteenth of {@code maxKeys}, at least {@value #MIN_RECENT}, evictions later) starts afresh:
+     * what it had used of its limits is forgotten.
      */
     private static final class Local extends KeyStore {
         private static final int MIN_PENALTIES = 1024;
+        private static final int MIN_RECENT = 1024;
 
         private final Cache<String, Slot> states;
         private final Policy<String, Slot> quiet;
@@ -127,6 +137,9 @@ abstract class KeyStore {
         private volatile Cache<String, Penalty> penalties;
         /** States evicted at or over a limit, until their key returns; made at the first one. */
         private volatile Cache<String, Kept> kept;
+        /** The latest states evicted under all their limits, until their key returns; made at the first one. */
+        private volatile Recent recent;
+        private final long maxRecent;
         private final Function<String, Slot> loader;
         private final long recordEveryNanos;
 
@@ -146,10 +159,13 @@ abstract class KeyStore {
                     // in the atomic step that evicts the key, so that a call making the key's
                     // state again right after finds the kept one
                     .<String, Slot>evictionListener((key, slot, cause) -> {
-                        if (slot != null && cause == RemovalCause.SIZE
-                                && (spent.test(slot.state) || penaltyUntil(key) != 0)) {
+                        if (slot != null && cause == RemovalCause.SIZE) {
                             slot.kept = true;
-                            kept().put(key, new Kept(slot.state));
+                            if (spent.test(slot.state) || penaltyUntil(key) != 0) {
+                                kept().put(key, new Kept(slot.state));
+                            } else {
+                                recent().put(key, slot.state);
+                            }
                         }
                     })
                     .removalListener((key, slot, cause) -> {
@@ -160,6 +176,7 @@ abstract class KeyStore {
                     .build();
             this.quiet = states.policy();
             this.maxPenalties = Math.max(MIN_PENALTIES, maxKeys / 4);
+            this.maxRecent = Math.max(MIN_RECENT, maxKeys / 16);
             this.retentionMillis = retention;
             this.loader = key -> {
                 Cache<String, Kept> keptStates = kept;
@@ -167,6 +184,11 @@ abstract class KeyStore {
                 Object[] back = keptState == null ? null : keptState.take();
                 if (back != null) {
                     keptStates.asMap().remove(key, keptState);
+                    return new Slot(back, CoarseClock.nanos());
+                }
+                Recent recentStates = recent;
+                back = recentStates == null ? null : recentStates.take(key);
+                if (back != null) {
                     return new Slot(back, CoarseClock.nanos());
                 }
                 Cache<String, Penalty> remembered = penalties;
@@ -181,9 +203,9 @@ abstract class KeyStore {
          * for the retention after it was written (a state, or a penalty, says nothing once the
          * windows it was written in are over).
          */
-        private Caffeine<Object, Object> sideCache() {
+        private Caffeine<Object, Object> sideCache(long maxSize) {
             return Caffeine.newBuilder()
-                    .maximumSize(maxPenalties)
+                    .maximumSize(maxSize)
                     .expireAfterWrite(Duration.ofMillis(retentionMillis))
                     .ticker(CoarseClock::nanos)
                     .executor(Runnable::run);
@@ -196,7 +218,7 @@ abstract class KeyStore {
                 synchronized (this) {
                     made = kept;
                     if (made == null) {
-                        made = sideCache().<String, Kept>removalListener((key, state, cause) -> {
+                        made = sideCache(maxPenalties).<String, Kept>removalListener((key, state, cause) -> {
                                     Object[] dropped = state == null ? null : state.take();
                                     if (dropped != null) {
                                         removed.accept(dropped);
@@ -204,6 +226,21 @@ abstract class KeyStore {
                                 })
                                 .build();
                         kept = made;
+                    }
+                }
+            }
+            return made;
+        }
+
+        /** The latest states evicted under all their limits, made on first use. */
+        private Recent recent() {
+            Recent made = recent;
+            if (made == null) {
+                synchronized (this) {
+                    made = recent;
+                    if (made == null) {
+                        made = new Recent(maxRecent, removed);
+                        recent = made;
                     }
                 }
             }
@@ -255,7 +292,7 @@ abstract class KeyStore {
                 synchronized (this) {
                     made = penalties;
                     if (made == null) {
-                        made = sideCache().build();
+                        made = sideCache(maxPenalties).build();
                         penalties = made;
                     }
                 }
@@ -296,11 +333,57 @@ abstract class KeyStore {
         @Override
         long keptSize() {
             Cache<String, Kept> made = kept;
-            if (made == null) {
-                return 0;
+            Recent latest = recent;
+            long keptStates = 0;
+            if (made != null) {
+                made.cleanUp();
+                keptStates = made.estimatedSize();
             }
-            made.cleanUp();
-            return made.estimatedSize();
+            return keptStates + (latest == null ? 0 : latest.size());
+        }
+    }
+
+    /**
+     * The latest states evicted under all their limits, by key, the oldest dropped (and closed)
+     * first: in the order of their evictions, not by a cache's admission policy, which turned away
+     * the newest state when a flood's states were as often used. Touched only by evictions and by
+     * the making of a key's state, never by a call on a present key.
+     */
+    private static final class Recent {
+        private final Map<String, Object[]> states;
+        private final Consumer<Object[]> removed;
+
+        Recent(long maxSize, Consumer<Object[]> removed) {
+            this.removed = removed;
+            this.states = new LinkedHashMap<>() {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, Object[]> eldest) {
+                    if (size() > maxSize) {
+                        removed.accept(eldest.getValue());
+                        return true;
+                    }
+                    return false;
+                }
+            };
+        }
+
+        synchronized void put(String key, Object[] state) {
+            // a key's state is taken from here when the key's state is made again, so none is
+            // here twice; should one be, the older goes, closed
+            Object[] older = states.remove(key);
+            if (older != null) {
+                removed.accept(older);
+            }
+            states.put(key, state);
+        }
+
+        /** The key's state, now no longer here; null if none. */
+        synchronized Object[] take(String key) {
+            return states.remove(key);
+        }
+
+        synchronized long size() {
+            return states.size();
         }
     }
 
