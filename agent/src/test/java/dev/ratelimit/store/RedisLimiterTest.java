@@ -161,6 +161,34 @@ class RedisLimiterTest {
     }
 
     /**
+     * A reload that changes a rule's limit goes on counting on the server's counters (README, "Hot
+     * reload"): they are named by the rule, key, algorithm and window, which it keeps; the other
+     * instances, which reload at other moments, count there too. A new window counts afresh.
+     */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aRuleReloadedWithAnotherLimitGoesOnCountingWhereTheServersCountsStand(Algorithm algorithm) throws Exception {
+        String key = "reloaded-" + algorithm;
+        RedisLimiter before = limiter(algorithm, "    limit: 3\n    window: 1h");
+        for (int i = 0; i < 3; i++) {
+            assertTrue(Outcome.isAllowed(before.acquire(key)));
+        }
+        RedisLimiter raised = limiter(algorithm, "    limit: 5\n    window: 1h");
+        int allowed = 0;
+        for (int i = 0; i < 5; i++) {
+            allowed += Outcome.isAllowed(raised.acquire(key)) ? 1 : 0;
+        }
+        // a token bucket the old limit emptied is as empty: it fills at the new rate, a token in 12 minutes
+        assertEquals(algorithm == Algorithm.TOKEN_BUCKET ? 0 : 2, allowed, "the raised limit's calls after 3 of the old one's");
+        RedisLimiter otherWindow = limiter(algorithm, "    limit: 5\n    window: 2h");
+        allowed = 0;
+        for (int i = 0; i < 6; i++) {
+            allowed += Outcome.isAllowed(otherWindow.acquire(key)) ? 1 : 0;
+        }
+        assertEquals(5, allowed, "a new window counts afresh");
+    }
+
+    /**
      * A call in the first millisecond of a fixed window counts in that window. Redis deletes a key
      * only once the clock has passed its expiry time, so a counter that expired "at" the window's
      * end was still there in that millisecond, and the call was counted in the old window: in a
