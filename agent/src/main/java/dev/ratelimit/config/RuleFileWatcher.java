@@ -262,7 +262,9 @@ public final class RuleFileWatcher {
         for (Path token : tokenFiles) {
             digest.update(token.toString().getBytes(StandardCharsets.UTF_8));
             try {
-                digest.update(Files.isRegularFile(token) ? ConfigLoader.readAtMost(token, ConfigLoader.MAX_FILE_SIZE)
+                // no further than the reader reads it: past its limit a token file is refused,
+                // whatever it holds there
+                digest.update(Files.isRegularFile(token) ? ConfigLoader.readAtMost(token, TokenReader.MAX_TOKEN_FILE_SIZE)
                         : new byte[] {1});
             } catch (IOException | SecurityException e) {
                 digest.update((byte) 0);

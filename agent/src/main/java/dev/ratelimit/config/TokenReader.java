@@ -27,7 +27,7 @@ final class TokenReader {
      * to be something else.
      */
     static final int MIN_TOKEN_LENGTH = 16;
-    private static final long MAX_TOKEN_FILE_SIZE = 64 * 1024;
+    static final long MAX_TOKEN_FILE_SIZE = 64 * 1024;
 
     private static final String HEADER_UNSAFE = "contains spaces, control or non-ASCII characters,"
             + " which cannot be sent reliably in an HTTP header";

@@ -344,4 +344,28 @@ class RuleFileWatcherTest {
         poll(watcher, 2);
         assertEquals(List.of("loaded 6"), events.seen);
     }
+
+    /**
+     * A token file is looked at no further than the reader reads it (64 KB): the watcher read up
+     * to 1 MB of each four times a second, and took a change past 64 KB of a file too large to be
+     * a token file for a new version, refused again.
+     */
+    @Test
+    void aTokenFileIsLookedAtNoFurtherThanItIsRead(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("rules.yaml");
+        Path token = Files.writeString(dir.resolve("token.txt"), "a-token-of-some-length-0123456789\n");
+        Files.writeString(file, rulesWithToken("${file:token.txt}", 7));
+        RuleSet loaded = ConfigLoader.load(file);
+        Events events = new Events();
+        RuleFileWatcher watcher = watcher(file, name -> null, loaded, events);
+        byte[] large = new byte[200 * 1024];
+        java.util.Arrays.fill(large, (byte) 'a');
+        Files.write(token, large);
+        poll(watcher, 2);
+        assertEquals(List.of("rejected"), events.seen, "a token file over 64 KB");
+        large[150 * 1024] = 'b';
+        Files.write(token, large);
+        poll(watcher, 4);
+        assertEquals(List.of("rejected"), events.seen, "a change past 64 KB changes nothing the reader reads");
+    }
 }
