@@ -49,9 +49,21 @@ final class YamlMapping {
             }
         }
         if (closest != null) {
-            return "unknown key '" + key + "' (did you mean '" + closest + "'?)";
+            return "unknown key " + shown(key) + " (did you mean '" + closest + "'?)";
         }
-        return "unknown key '" + key + "' in " + where + "; expected one of " + String.join(", ", knownKeys);
+        return "unknown key " + shown(key) + " in " + where + "; expected one of " + String.join(", ", knownKeys);
+    }
+
+    /**
+     * A key as an error names it: quoted, unless it is as long as a token may be. No key the rule
+     * file knows is that long, and a token indented one level too far, or a token list written as
+     * a mapping ({@code tokens: {s3cr3t...: x}}), is read as a key: it must not reach the log.
+     */
+    private static String shown(String key) {
+        if (key.length() >= TokenReader.MIN_TOKEN_LENGTH) {
+            return "of " + key.length() + " characters (not shown: it may be a token)";
+        }
+        return "'" + key + "'";
     }
 
     /** Levenshtein distance; the strings are short keys. */

@@ -302,6 +302,29 @@ class ConfigLoaderTest {
                 "(did you mean 'timeout'?)");
     }
 
+    /**
+     * A token indented one level too far, or a token list written as a mapping, is read as a
+     * key: an error named it, and check printed it (the reload review). A key as long as a token
+     * may be is not shown; no key the file knows is that long.
+     */
+    @Test
+    void anUnknownKeyAsLongAsATokenIsNotShown() {
+        String token = "Zq8vN3pL0sT6wR2y";
+        List<String> misIndented = errors("version: 1\nexempt:\n  header: X-Internal-Token\n  " + token + ":\n");
+        assertTrue(misIndented.contains("rules.yaml:4:3: unknown key of 16 characters (not shown: it may be a token)"
+                + " in exempt; expected one of header, tokens"), misIndented::toString);
+        assertTrue(misIndented.stream().noneMatch(error -> error.contains(token)), misIndented::toString);
+        List<String> asMapping = errors("version: 1\nexempt:\n  header: X-Internal-Token\n  tokens: {" + token
+                + "-rotated: x, " + token + "-rotated: y}\n");
+        assertTrue(asMapping.stream().noneMatch(error -> error.contains(token)), asMapping::toString);
+        List<String> duplicated = errors("version: 1\n" + token + ": 1\n" + token + ": 2\n");
+        assertTrue(duplicated.stream().noneMatch(error -> error.contains(token)), duplicated::toString);
+        assertEquals(2, duplicated.size(), duplicated::toString);
+        // a key one short of a token's length is a key, and named
+        assertError("version: 1\nclient:\n  trusted-proxie5: 1\n", 3, 3,
+                "unknown key 'trusted-proxie5' (did you mean 'trusted-proxies'?)");
+    }
+
     @Test
     void unknownKeyWithoutCloseMatchListsTheKnownOnes() {
         assertError("version: 1\nclient:\n  banana: 1\n", 3, 3,
