@@ -3,7 +3,6 @@ package dev.ratelimit.config;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -113,15 +112,33 @@ public final class ConfigLoader {
         if (bytes.length > MAX_FILE_SIZE) {
             throw failure(fileName, "the rule file is larger than 1 MB; rule files are limited to 1 MB");
         }
-        try {
-            return StandardCharsets.UTF_8.newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes))
-                    .toString();
-        } catch (CharacterCodingException e) {
-            throw failure(fileName, "the rule file is not valid UTF-8 text");
+        ByteBuffer in = ByteBuffer.wrap(bytes);
+        java.nio.CharBuffer out = java.nio.CharBuffer.allocate(bytes.length);
+        java.nio.charset.CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT);
+        java.nio.charset.CoderResult result = decoder.decode(in, out, true);
+        if (!result.isError()) {
+            result = decoder.flush(out);
         }
+        if (result.isError()) {
+            // where the first byte that is not UTF-8 is (the byte itself is not shown: it may be
+            // part of a token), on the line and column an editor shows
+            out.flip();
+            int line = 1;
+            int lineStart = 0;
+            for (int i = 0; i < out.length(); i++) {
+                if (out.charAt(i) == '\n') {
+                    line++;
+                    lineStart = i + 1;
+                }
+            }
+            int column = Character.codePointCount(out, lineStart, out.length()) + 1;
+            throw new ConfigException(List.of(new ConfigError(fileName, line, column,
+                    "the rule file is not valid UTF-8 text from here: save it as UTF-8")));
+        }
+        out.flip();
+        return out.toString();
     }
 
     /** An error about the whole file: at line 1, column 1, so that it reads FILE:LINE:COLUMN like the rest. */

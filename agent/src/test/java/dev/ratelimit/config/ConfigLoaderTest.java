@@ -1000,8 +1000,19 @@ class ConfigLoaderTest {
         Path file = dir.resolve("latin1.yaml");
         Files.write(file, "version: 1\n# caf\u00e9\n".getBytes(StandardCharsets.ISO_8859_1));
         ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(file, ENV));
-        assertEquals(List.of(file + ":1:1: the rule file is not valid UTF-8 text"),
+        // where the first byte that is not UTF-8 is, not the whole file's 1:1 (the reload review)
+        assertEquals(List.of(file + ":2:6: the rule file is not valid UTF-8 text from here: save it as UTF-8"),
                 e.errors().stream().map(ConfigError::format).collect(Collectors.toList()));
+        // the column counts characters, as an editor does, not bytes: an emoji (two UTF-16 units,
+        // four bytes) and a u-umlaut (two bytes) before it are two columns
+        byte[] valid = "version: 1\nrules: []\n# \uD83D\uDE00\u00fc".getBytes(StandardCharsets.UTF_8);
+        byte[] bytes = java.util.Arrays.copyOf(valid, valid.length + 2);
+        bytes[valid.length] = (byte) 0xff;
+        bytes[valid.length + 1] = '\n';
+        Files.write(file, bytes);
+        ConfigException emoji = assertThrows(ConfigException.class, () -> ConfigLoader.load(file, ENV));
+        assertEquals(List.of(file + ":3:5: the rule file is not valid UTF-8 text from here: save it as UTF-8"),
+                emoji.errors().stream().map(ConfigError::format).collect(Collectors.toList()));
     }
 
     @Test
