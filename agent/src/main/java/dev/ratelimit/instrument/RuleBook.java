@@ -29,6 +29,13 @@ final class RuleBook {
 
     private final RuleSet ruleSet;
     private final Map<String, ActiveRule> byName = new LinkedHashMap<>();
+    /**
+     * The rules of the book before this one that this one dropped, kept for one more reload: a
+     * slow in-place write ({@code slow-command > rules.yaml}) can be caught with some rules
+     * written and others not yet, a valid file that drops them; the next version brings them
+     * back unchanged, and they count on where they were rather than afresh.
+     */
+    private final Map<String, ActiveRule> dropped = new LinkedHashMap<>();
     private final List<ActiveRule> methodRules = new ArrayList<>();
     private final Map<String, ActiveRule> inline = new ConcurrentHashMap<>();
     private final Set<String> warned = ConcurrentHashMap.newKeySet();
@@ -50,7 +57,7 @@ final class RuleBook {
         boolean sameStore = previous != null && previous.limiters == limiters;
         List<ActiveRule> httpRules = new ArrayList<>();
         for (RuleConfig config : ruleSet.rules()) {
-            ActiveRule kept = sameStore ? previous.byName.get(config.name()) : null;
+            ActiveRule kept = sameStore ? previous.ruleOrDropped(config.name()) : null;
             ActiveRule rule;
             if (kept != null && kept.config().equals(config)) {
                 rule = kept;
@@ -68,8 +75,21 @@ final class RuleBook {
                 httpRules.add(rule);
             }
         }
+        if (sameStore) {
+            previous.byName.forEach((name, rule) -> {
+                if (!byName.containsKey(name)) {
+                    dropped.put(name, rule);
+                }
+            });
+        }
         takeInlineRules(previous);
         this.http = new HttpRules(ruleSet, httpRules, this::rule);
+    }
+
+    /** A rule of this book by name, or one the reload that made it dropped; null if neither. */
+    private ActiveRule ruleOrDropped(String name) {
+        ActiveRule rule = byName.get(name);
+        return rule != null ? rule : dropped.get(name);
     }
 
     /**

@@ -3,6 +3,8 @@ package dev.ratelimit.instrument;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
 import dev.ratelimit.config.ConfigLoader;
@@ -144,6 +146,38 @@ class RuleBookTest {
         assertFalse(Outcome.isAllowed(inlineAfter.decide(new Object[0], null)), "the inline rule started afresh");
         assertEquals(1, fileAfter.metrics().rejected(), "its metrics count on");
         assertEquals(file.id(), fileAfter.id(), "the same rule to a call under way (no second count when it nests)");
+    }
+
+    /**
+     * A slow in-place write ({@code slow-command > rules.yaml}) can be caught half done: a valid
+     * file holding the first rules, the rest not yet written. The next version brings them back
+     * unchanged, and they count on where they were (the reload review: rule c, at its limit of 3,
+     * came back with fresh counters and let 3 more through). Only for one reload, and only a
+     * rule whose settings did not change.
+     */
+    @Test
+    void aRuleDroppedByOneReloadAndBroughtBackUnchangedByTheNextCountsOn() throws Exception {
+        String a = "  - {name: a, limit: 5, window: 1h}\n";
+        String c = "  - {name: c, limit: 1, window: 1h}\n";
+        RuleSet whole = ConfigLoader.parse("version: 1\nrules:\n" + a + c, "r.yaml", Path.of("."), name -> null);
+        RuleSet half = ConfigLoader.parse("version: 1\nrules:\n" + a, "r.yaml", Path.of("."), name -> null);
+        RuleSet changed = ConfigLoader.parse("version: 1\nrules:\n" + a + c.replace("limit: 1", "limit: 2"), "r.yaml",
+                Path.of("."), name -> null);
+        LimiterFactory store = LimiterFactory.of(whole.store());
+        RuleBook first = new RuleBook(whole, store, null, () -> { });
+        assertTrue(Outcome.isAllowed(first.rule("c").decide(new Object[0], null)));
+        RuleBook caughtHalfWritten = new RuleBook(half, store, first, () -> { });
+        assertNull(caughtHalfWritten.rule("c"));
+        RuleBook finished = new RuleBook(whole, store, caughtHalfWritten, () -> { });
+        assertSame(first.rule("c"), finished.rule("c"));
+        assertFalse(Outcome.isAllowed(finished.rule("c").decide(new Object[0], null)), "rule c started afresh");
+        // brought back with other settings, it starts afresh, as any changed rule does
+        RuleBook again = new RuleBook(changed, store, new RuleBook(half, store, finished, () -> { }), () -> { });
+        assertTrue(Outcome.isAllowed(again.rule("c").decide(new Object[0], null)));
+        // and only the reload right after the one that dropped it looks for it
+        RuleBook later = new RuleBook(whole, store, new RuleBook(half, store, new RuleBook(half, store, finished,
+                () -> { }), () -> { }), () -> { });
+        assertNotSame(finished.rule("c"), later.rule("c"));
     }
 
     private static RuleSet twoRules(int otherLimit, String onError) throws Exception {
