@@ -213,6 +213,65 @@ class HttpSuiteIT {
         }
     }
 
+    /**
+     * The incident's three tests at once, on one client address: 40 requests with the internal
+     * token, 30 with forged ones and 30 plain, released together. Every request with the token
+     * passes and none of them is counted; of the others, exactly the limit passes, every round:
+     * a forged token earns nothing, and the exemption is decided per request, not leaked to the
+     * requests racing it (the concurrency audit found no latch test of forged tokens).
+     */
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targets")
+    void aBurstMixingTheTokenForgedTokensAndPlainRequestsLetsEveryTokenAndExactlyFiveOthersThrough(
+            WebApp.Container container, Path jdk) throws Exception {
+        WebApp app = app(container, jdk);
+        int rounds = 10;
+        int threads = 100;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<String> wrong = new ArrayList<>();
+            for (int round = 0; round < rounds; round++) {
+                String client = freshForwardedClient();
+                CountDownLatch ready = new CountDownLatch(threads);
+                CountDownLatch go = new CountDownLatch(1);
+                List<Future<Integer>> results = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    // 0-39: the token; 40-69: forged (one character off); 70-99: plain
+                    String[] headers = t < 40 ? new String[] {"X-Forwarded-For: " + client, "X-Internal-Token: " + TOKEN}
+                            : t < 70 ? new String[] {"X-Forwarded-For: " + client,
+                                    "X-Internal-Token: " + TOKEN.substring(0, TOKEN.length() - 1) + "x"}
+                            : new String[] {"X-Forwarded-For: " + client};
+                    results.add(pool.submit(() -> {
+                        ready.countDown();
+                        go.await();
+                        return app.getFrom("127.0.0.1", domains(app), headers).status;
+                    }));
+                }
+                ready.await();
+                go.countDown();
+                int tokenPassed = 0;
+                int othersPassed = 0;
+                for (int t = 0; t < threads; t++) {
+                    int status = results.get(t).get();
+                    assertTrue(status == 200 || status == 429, "status " + status);
+                    if (status == 200) {
+                        if (t < 40) {
+                            tokenPassed++;
+                        } else {
+                            othersPassed++;
+                        }
+                    }
+                }
+                if (tokenPassed != 40 || othersPassed != 5) {
+                    wrong.add("round " + round + ": token " + tokenPassed + " of 40, others " + othersPassed + " of 60");
+                }
+            }
+            assertEquals(List.of(), wrong);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     // --- client identity -------------------------------------------------------------------------
 
     @ParameterizedTest(name = "{0} on {1}")
