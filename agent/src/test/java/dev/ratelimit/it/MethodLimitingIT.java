@@ -266,6 +266,22 @@ class MethodLimitingIT {
         }
     }
 
+    /**
+     * The same race on virtual threads, 100 released at once per round against a limit of 5, on
+     * a JDK that has them (21 and later; the build's 25): exactly 5 pass, every round, for each
+     * algorithm. On an older JDK the fixture says it has none (the concurrency audit found no
+     * latch test of virtual threads under the agent).
+     */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void exactlyTheLimitPassesOnVirtualThreadsForEveryAlgorithm(Path jdk) {
+        int feature = Integer.parseInt(run(jdk).results().get("java.feature"));
+        for (String algorithm : List.of("fixed", "sliding", "bucket")) {
+            expect(jdk, "virtual." + algorithm + ".rounds", feature >= 21 ? "200" : null);
+            expect(jdk, "virtual." + algorithm + ".wrongRounds", feature >= 21 ? "[]" : null);
+        }
+    }
+
     /** 100 threads released at once on a call that makes a call under the same rule: exactly 5 pass. */
     @ParameterizedTest
     @MethodSource("jdks")
