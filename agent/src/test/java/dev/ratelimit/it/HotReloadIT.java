@@ -286,6 +286,47 @@ class HotReloadIT {
         }
     }
 
+    /**
+     * A reload applied while 100 threads call a method under a rule it leaves unchanged: that
+     * rule counts on across it, and exactly its limit passes, no call counted twice or not at
+     * all, none failing (the concurrency audit found the race only at the unit level). Rule-c's
+     * limit of 6,000 an hour is used up a second or more into a race of 100 threads each calling
+     * every 20 ms for 3 s; an edit of rule-a, written as the race starts, is applied before the
+     * last call allowed. Three rounds, each its own key.
+     */
+    @ParameterizedTest(name = "on {0}")
+    @MethodSource("jdks")
+    void aReloadDuringABurstLetsExactlyTheLimitOfAnUnchangedRuleThrough(Path jdk) throws Exception {
+        WindowGuard.awayFromBoundary(3_600_000, 60_000);
+        Path rules = dir.resolve("rules.yaml");
+        Files.writeString(rules, "version: 1\nrules:\n" + rule("rule-a", A, 2) + rule("rule-c", C, 6000));
+        try (Child child = Child.start(jdk, rules)) {
+            child.await(0, "LIMIT a 2", Duration.ofSeconds(30));
+            for (int round = 0; round < 3; round++) {
+                int limitA = round % 2 == 0 ? 3 : 2;
+                long t0 = System.nanoTime();
+                child.send("race race-" + round + " 100 3000");
+                Files.writeString(rules, "version: 1\nrules:\n" + rule("rule-a", A, limitA) + rule("rule-c", C, 6000));
+                child.await(t0, "RACE race-" + round + " allowed 6000", Duration.ofSeconds(20));
+                child.await(t0, "RACE race-" + round + " failed 0", Duration.ofSeconds(5));
+                String prefix = "RACE race-" + round + " last allowed at ";
+                Child.Line last = child.await(t0, text -> text.startsWith(prefix), Duration.ofSeconds(5));
+                long lastAllowedMillis = Long.parseLong(last.text.substring(prefix.length(), last.text.length() - 3));
+                // the edit was applied while calls were still allowed (measured from the command's
+                // sending, which is before the race's start: the reload is if anything later)
+                Child.Line reloaded = child.awaitErr(t0, text -> text.contains("rate-limit-agent: reloaded"),
+                        Duration.ofSeconds(5));
+                long reloadedMillis = (reloaded.nanos - t0) / 1_000_000;
+                report(jdk, "reload during a burst (round " + round + ", last call allowed at " + lastAllowedMillis
+                        + " ms)", reloadedMillis);
+                assertTrue(reloadedMillis < lastAllowedMillis, () -> "reloaded after " + reloadedMillis
+                        + " ms, the last call allowed at " + lastAllowedMillis + " ms\n" + child.output());
+                child.assertSteady(reloaded.nanos, "a", limitA);
+            }
+            assertFalse(child.err().contains("internal error"), child::output);
+        }
+    }
+
     private static List<Integer> statuses(WebApp app, String source, String target, String token, int n) {
         List<Integer> statuses = new ArrayList<>();
         for (int i = 0; i < n; i++) {
@@ -383,6 +424,10 @@ class HotReloadIT {
             return await(out, since, text::equals, timeout);
         }
 
+        Line await(long since, Predicate<String> match, Duration timeout) throws InterruptedException {
+            return await(out, since, match, timeout);
+        }
+
         Line awaitErr(long since, Predicate<String> match, Duration timeout) throws InterruptedException {
             return await(err, since, match, timeout);
         }
@@ -440,6 +485,16 @@ class HotReloadIT {
         List<String> errLines(long since) {
             synchronized (err) {
                 return err.stream().filter(line -> line.nanos >= since).map(line -> line.text).collect(Collectors.toList());
+            }
+        }
+
+        /** Sends a command to the fixture. */
+        void send(String command) {
+            try {
+                stdin.write((command + "\n").getBytes(StandardCharsets.UTF_8));
+                stdin.flush();
+            } catch (IOException e) {
+                throw new UncheckedIOException(output(), e);
             }
         }
 
