@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Policy;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import java.time.Duration;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -121,8 +122,9 @@ abstract class KeyStore {
      * there; a state made afresh beside it gave the burst a second budget (6 to 14 of a limit of
      * 5, the concurrency audit). Given back when its key returns, as a kept one is, the burst goes
      * on counting on one state. A key that returns only after that cache has turned over (a
-     * sixteenth of {@code maxKeys}, at least {@value #MIN_RECENT}, evictions later) starts afresh:
-     * what it had used of its limits is forgotten.
+     * sixteenth of {@code maxKeys}, at least {@value #MIN_RECENT}, evictions later), or only once
+     * the retention has passed since its eviction, starts afresh: what it had used of its limits
+     * is forgotten.
      */
     private static final class Local extends KeyStore {
         private static final int MIN_PENALTIES = 1024;
@@ -239,7 +241,7 @@ abstract class KeyStore {
                 synchronized (this) {
                     made = recent;
                     if (made == null) {
-                        made = new Recent(maxRecent, removed);
+                        made = new Recent(maxRecent, TimeUnit.MILLISECONDS.toNanos(retentionMillis), removed);
                         recent = made;
                     }
                 }
@@ -347,19 +349,24 @@ abstract class KeyStore {
      * The latest states evicted under all their limits, by key, the oldest dropped (and closed)
      * first: in the order of their evictions, not by a cache's admission policy, which turned away
      * the newest state when a flood's states were as often used. Touched only by evictions and by
-     * the making of a key's state, never by a call on a present key.
+     * the making of a key's state, never by a call on a present key. A state is dropped too once
+     * the retention has passed since its eviction, as a kept one is: its windows are over, and
+     * without it the latest evictions stayed (and stayed open in an {@link AllowedTally}) however
+     * long ago they were.
      */
     private static final class Recent {
-        private final Map<String, Object[]> states;
+        private final Map<String, Evicted> states;
+        private final long retentionNanos;
         private final Consumer<Object[]> removed;
 
-        Recent(long maxSize, Consumer<Object[]> removed) {
+        Recent(long maxSize, long retentionNanos, Consumer<Object[]> removed) {
+            this.retentionNanos = retentionNanos;
             this.removed = removed;
             this.states = new LinkedHashMap<>() {
                 @Override
-                protected boolean removeEldestEntry(Map.Entry<String, Object[]> eldest) {
+                protected boolean removeEldestEntry(Map.Entry<String, Evicted> eldest) {
                     if (size() > maxSize) {
-                        removed.accept(eldest.getValue());
+                        removed.accept(eldest.getValue().state);
                         return true;
                     }
                     return false;
@@ -368,22 +375,51 @@ abstract class KeyStore {
         }
 
         synchronized void put(String key, Object[] state) {
+            long now = CoarseClock.nanos();
+            expire(now);
             // a key's state is taken from here when the key's state is made again, so none is
             // here twice; should one be, the older goes, closed
-            Object[] older = states.remove(key);
+            Evicted older = states.remove(key);
             if (older != null) {
-                removed.accept(older);
+                removed.accept(older.state);
             }
-            states.put(key, state);
+            states.put(key, new Evicted(state, now));
         }
 
         /** The key's state, now no longer here; null if none. */
         synchronized Object[] take(String key) {
-            return states.remove(key);
+            expire(CoarseClock.nanos());
+            Evicted back = states.remove(key);
+            return back == null ? null : back.state;
         }
 
         synchronized long size() {
+            expire(CoarseClock.nanos());
             return states.size();
+        }
+
+        /** Drops (and closes) the states evicted a retention or more ago: the oldest come first. */
+        private void expire(long now) {
+            Iterator<Evicted> oldestFirst = states.values().iterator();
+            while (oldestFirst.hasNext()) {
+                Evicted next = oldestFirst.next();
+                if (now - next.evictedNanos < retentionNanos) {
+                    return;
+                }
+                oldestFirst.remove();
+                removed.accept(next.state);
+            }
+        }
+
+        /** A state and when it was evicted ({@link CoarseClock#nanos}). */
+        private static final class Evicted {
+            final Object[] state;
+            final long evictedNanos;
+
+            Evicted(Object[] state, long evictedNanos) {
+                this.state = state;
+                this.evictedNanos = evictedNanos;
+            }
         }
     }
 

@@ -142,4 +142,27 @@ class KeyStoreTest {
         }
         assertSame(victim, store.state("victim"));
     }
+
+    /**
+     * A state kept among the latest evictions under their limits is dropped (and reported, so an
+     * AllowedTally retires its counter) once the retention has passed since its eviction, as a
+     * state kept at its limit is: without it the latest evictions stayed however long ago they were.
+     */
+    @Test
+    void aStateEvictedUnderItsLimitsIsDroppedOnceItsRetentionIsOver() throws Exception {
+        List<Object[]> removed = new CopyOnWriteArrayList<>();
+        KeyStore store = KeyStore.local(10, 1_000, exhausted -> new Object[] {new Object()}, removed::add,
+                state -> false);
+        Object[] victim = store.state("victim");
+        for (int pass = 0; pass < 5; pass++) {
+            for (int i = 0; i < 1000; i++) {
+                store.state("flood-" + i);
+            }
+        }
+        assertTrue(store.keptSize() >= 990, "kept " + store.keptSize());
+        Thread.sleep(1_500);
+        assertEquals(0, store.keptSize(), "states evicted over a retention ago are still kept");
+        assertTrue(removed.stream().anyMatch(state -> state == victim), "the victim's state was not reported");
+        assertNotSame(victim, store.state("victim"));
+    }
 }
