@@ -5,8 +5,6 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Policy;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import java.time.Duration;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -121,10 +119,10 @@ abstract class KeyStore {
      * used than a flood's keys), and calls that found its state before the eviction still count
      * there; a state made afresh beside it gave the burst a second budget (6 to 14 of a limit of
      * 5, the concurrency audit). Given back when its key returns, as a kept one is, the burst goes
-     * on counting on one state. A key that returns only after that cache has turned over (a
-     * sixteenth of {@code maxKeys}, at least {@value #MIN_RECENT}, evictions later), or only once
-     * the retention has passed since its eviction, starts afresh: what it had used of its limits
-     * is forgotten.
+     * on counting on one state. A key that returns only once that many other keys (a sixteenth of
+     * {@code maxKeys}, at least {@value #MIN_RECENT}) were evicted under their limits and are not
+     * back, or once the retention has passed since its eviction, starts afresh: what it had used
+     * of its limits is forgotten.
      */
     private static final class Local extends KeyStore {
         private static final int MIN_PENALTIES = 1024;
@@ -346,27 +344,41 @@ abstract class KeyStore {
     }
 
     /**
-     * The latest states evicted under all their limits, by key, the oldest dropped (and closed)
-     * first: in the order of their evictions, not by a cache's admission policy, which turned away
-     * the newest state when a flood's states were as often used. Touched only by evictions and by
-     * the making of a key's state, never by a call on a present key. A state is dropped too once
-     * the retention has passed since its eviction, as a kept one is: its windows are over, and
-     * without it the latest evictions stayed (and stayed open in an {@link AllowedTally}) however
-     * long ago they were.
+     * The latest states evicted under all their limits, by key, at most {@code maxSize}, the
+     * oldest dropped (and closed) first: in the order of their evictions, not by a cache's
+     * admission policy, which turned away the newest state when a flood's states were as often
+     * used. A state is dropped too once the retention has passed since its eviction, as a kept one
+     * is: its windows are over, and without it the latest evictions stayed (and stayed open in an
+     * {@link AllowedTally}) however long ago they were.
+     *
+     * <p>Touched only by evictions ({@link #put}) and by the making of a key's state
+     * ({@link #take}), never by a call on a present key. A take that finds nothing, as nearly
+     * every one in a flood of new keys does, is one look-up in a concurrent map and takes no lock:
+     * a lock there cost a third of the store's new keys a second on two threads (the review of the
+     * fixes). The order is kept under this object's lock, by puts and by the takes that find a state.
      */
     private static final class Recent {
-        private final Map<String, Evicted> states;
+        private final Map<String, Evicted> byKey = new java.util.concurrent.ConcurrentHashMap<>();
+        /**
+         * The same states, oldest eviction first; under this object's lock. Each put drops the
+         * eldest if there are too many, or if it was evicted a retention or more ago.
+         */
+        private final java.util.LinkedHashMap<String, Evicted> inOrder;
         private final long retentionNanos;
         private final Consumer<Object[]> removed;
+        /** The time of the put under way, for {@code inOrder}'s look at its eldest. */
+        private long putNanos;
 
         Recent(long maxSize, long retentionNanos, Consumer<Object[]> removed) {
             this.retentionNanos = retentionNanos;
             this.removed = removed;
-            this.states = new LinkedHashMap<>() {
+            this.inOrder = new java.util.LinkedHashMap<>() {
                 @Override
                 protected boolean removeEldestEntry(Map.Entry<String, Evicted> eldest) {
-                    if (size() > maxSize) {
-                        removed.accept(eldest.getValue().state);
+                    Evicted oldest = eldest.getValue();
+                    if (size() > maxSize || putNanos - oldest.evictedNanos >= Recent.this.retentionNanos) {
+                        byKey.remove(oldest.key, oldest);
+                        close(oldest);
                         return true;
                     }
                     return false;
@@ -374,51 +386,78 @@ abstract class KeyStore {
             };
         }
 
-        synchronized void put(String key, Object[] state) {
+        void put(String key, Object[] state) {
             long now = CoarseClock.nanos();
-            expire(now);
-            // a key's state is taken from here when the key's state is made again, so none is
-            // here twice; should one be, the older goes, closed
-            Evicted older = states.remove(key);
-            if (older != null) {
-                removed.accept(older.state);
+            Evicted evicted = new Evicted(key, state, now);
+            synchronized (this) {
+                // a key's state is taken from here when the key's state is made again, so none is
+                // here twice; should one be, the older goes, closed
+                Evicted older = inOrder.remove(key);
+                byKey.put(key, evicted);
+                putNanos = now;
+                inOrder.put(key, evicted);
+                close(older);
             }
-            states.put(key, new Evicted(state, now));
         }
 
-        /** The key's state, now no longer here; null if none. */
-        synchronized Object[] take(String key) {
-            expire(CoarseClock.nanos());
-            Evicted back = states.remove(key);
-            return back == null ? null : back.state;
+        /** The key's state, now no longer here; null if none (or being dropped this instant). */
+        Object[] take(String key) {
+            // a plain read first: a miss takes not even the map's bin lock
+            Evicted back = byKey.get(key);
+            if (back == null || !byKey.remove(key, back)) {
+                return null;
+            }
+            synchronized (this) {
+                inOrder.remove(key, back);
+            }
+            return back.claim();
         }
 
+        /** The states here now, after those evicted a retention or more ago are dropped. */
         synchronized long size() {
             expire(CoarseClock.nanos());
-            return states.size();
+            return inOrder.size();
         }
 
         /** Drops (and closes) the states evicted a retention or more ago: the oldest come first. */
         private void expire(long now) {
-            Iterator<Evicted> oldestFirst = states.values().iterator();
-            while (oldestFirst.hasNext()) {
-                Evicted next = oldestFirst.next();
-                if (now - next.evictedNanos < retentionNanos) {
+            while (!inOrder.isEmpty()) {
+                Evicted oldest = inOrder.values().iterator().next();
+                if (now - oldest.evictedNanos < retentionNanos) {
                     return;
                 }
-                oldestFirst.remove();
-                removed.accept(next.state);
+                drop(oldest);
             }
         }
 
-        /** A state and when it was evicted ({@link CoarseClock#nanos}). */
-        private static final class Evicted {
-            final Object[] state;
+        private void drop(Evicted evicted) {
+            inOrder.remove(evicted.key, evicted);
+            byKey.remove(evicted.key, evicted);
+            close(evicted);
+        }
+
+        private void close(Evicted evicted) {
+            Object[] state = evicted == null ? null : evicted.claim();
+            if (state != null) {
+                removed.accept(state);
+            }
+        }
+
+        /** A state, its key, and when it was evicted ({@link CoarseClock#nanos}); given back or closed, once. */
+        @SuppressWarnings("serial") // never serialized
+        private static final class Evicted extends AtomicReference<Object[]> {
+            final String key;
             final long evictedNanos;
 
-            Evicted(Object[] state, long evictedNanos) {
-                this.state = state;
+            Evicted(String key, Object[] state, long evictedNanos) {
+                super(state);
+                this.key = key;
                 this.evictedNanos = evictedNanos;
+            }
+
+            /** The state, to the first that asks (a take, or the drop that closes it); null after. */
+            Object[] claim() {
+                return getAndSet(null);
             }
         }
     }
