@@ -111,6 +111,8 @@ public final class RuleFileWatcher {
     public RuleFileWatcher start() {
         Thread thread = new Thread(this::run, "rate-limit-agent-config-watcher");
         thread.setDaemon(true);
+        // not the starting thread's: an attach starts it on the JVM's Attach Listener, priority 9
+        thread.setPriority(Thread.NORM_PRIORITY);
         thread.start();
         return this;
     }

@@ -147,6 +147,7 @@ public final class AgentInstaller {
             }
         }, "rate-limit-agent-jdk-services");
         jdkServices.setDaemon(true);
+        jdkServices.setPriority(Thread.NORM_PRIORITY);
         jdkServices.start();
         RuleSet ruleSet = load(options, configPath, false);
         if (ruleSet == null) {
@@ -295,6 +296,7 @@ public final class AgentInstaller {
             }
         }, "rate-limit-agent-idle-rules");
         report.setDaemon(true);
+        report.setPriority(Thread.NORM_PRIORITY);
         report.start();
     }
 

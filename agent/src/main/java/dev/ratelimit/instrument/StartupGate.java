@@ -140,6 +140,8 @@ final class StartupGate implements ClassFileTransformer {
     void startBuilding(Runnable build) {
         Thread thread = new Thread(build, "rate-limit-agent-start");
         thread.setDaemon(true);
+        // not the starting thread's: an attach starts it on the JVM's Attach Listener, priority 9
+        thread.setPriority(Thread.NORM_PRIORITY);
         builder = thread;
         thread.start();
     }

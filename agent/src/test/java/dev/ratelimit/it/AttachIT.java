@@ -347,6 +347,8 @@ class AttachIT {
             assertTrue(printed.contains("RESULT escaped=0\n"), printed);
             assertTrue(printed.contains("RESULT rule=Greeter#greet\n"), printed);
             assertTrue(printed.contains("RESULT retryAfterPositive=true"), printed);
+            // the watcher, started on the JVM's Attach Listener, runs at the normal priority, not its
+            assertTrue(printed.contains("RESULT watcher=[rate-limit-agent-config-watcher:5]\n"), printed);
         } finally {
             target.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
         }
