@@ -368,6 +368,15 @@ abstract class KeyStore {
         private final Consumer<Object[]> removed;
         /** The time of the put under way, for {@code inOrder}'s look at its eldest. */
         private long putNanos;
+        /**
+         * The time ({@link CoarseClock#nanos}) from which a state here may have been evicted a
+         * retention or more ago: never later than that, sometimes earlier (an eldest dropped or
+         * taken leaves it as it was); written under this object's lock. A take reads it without
+         * the lock, and drops those states once it has passed: with only puts dropping them, one
+         * at a time, they stayed once evictions stopped (a flood over, its keys expired, the store
+         * no longer full), and a key returning long after got its old state.
+         */
+        private volatile long expireFromNanos;
 
         Recent(long maxSize, long retentionNanos, Consumer<Object[]> removed) {
             this.retentionNanos = retentionNanos;
@@ -393,6 +402,9 @@ abstract class KeyStore {
                 // a key's state is taken from here when the key's state is made again, so none is
                 // here twice; should one be, the older goes, closed
                 Evicted older = inOrder.remove(key);
+                if (inOrder.isEmpty()) {
+                    expireFromNanos = now + retentionNanos;
+                }
                 byKey.put(key, evicted);
                 putNanos = now;
                 inOrder.put(key, evicted);
@@ -402,6 +414,12 @@ abstract class KeyStore {
 
         /** The key's state, now no longer here; null if none (or being dropped this instant). */
         Object[] take(String key) {
+            long now = CoarseClock.nanos();
+            if (now - expireFromNanos >= 0) {
+                synchronized (this) {
+                    expire(now);
+                }
+            }
             // a plain read first: a miss takes not even the map's bin lock
             Evicted back = byKey.get(key);
             if (back == null || !byKey.remove(key, back)) {
@@ -424,10 +442,13 @@ abstract class KeyStore {
             while (!inOrder.isEmpty()) {
                 Evicted oldest = inOrder.values().iterator().next();
                 if (now - oldest.evictedNanos < retentionNanos) {
+                    expireFromNanos = oldest.evictedNanos + retentionNanos;
                     return;
                 }
                 drop(oldest);
             }
+            // none here: the next put sets it; until then a take looks once a retention
+            expireFromNanos = now + retentionNanos;
         }
 
         private void drop(Evicted evicted) {

@@ -165,4 +165,30 @@ class KeyStoreTest {
         assertTrue(removed.stream().anyMatch(state -> state == victim), "the victim's state was not reported");
         assertNotSame(victim, store.state("victim"));
     }
+
+    /**
+     * A state kept among the latest evictions under their limits is dropped once the retention
+     * has passed even when no eviction comes after: a flood ends, its keys expire from the store,
+     * and the store, no longer full, evicts nothing more. Only a put dropped them (one at a time),
+     * so they stayed, open in the AllowedTally, and a key returning long after got its old state.
+     */
+    @Test
+    void aStateEvictedUnderItsLimitsIsDroppedOnceItsRetentionIsOverWithoutLaterEvictions() throws Exception {
+        Set<Object[]> removed = ConcurrentHashMap.newKeySet();
+        KeyStore store = KeyStore.local(10, 500, exhausted -> new Object[] {new Object()}, removed::add,
+                state -> false);
+        Object[] victim = store.state("victim");
+        for (int pass = 0; pass < 5; pass++) {
+            for (int i = 0; i < 1000; i++) {
+                store.state("flood-" + i);
+            }
+        }
+        Thread.sleep(1_000);
+        // fewer new keys than the store holds: after the flood's keys expired, nothing is evicted
+        for (int i = 0; i < 5; i++) {
+            store.state("after-" + i);
+        }
+        assertTrue(removed.contains(victim), "a state evicted a retention ago is still kept (not reported)");
+        assertNotSame(victim, store.state("victim"), "a state evicted a retention ago was given back");
+    }
 }
