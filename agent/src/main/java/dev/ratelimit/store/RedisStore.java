@@ -330,8 +330,12 @@ public final class RedisStore implements AutoCloseable {
     /** Waits until {@link #poolChanges} is past {@code seen}, or the deadline. */
     private void awaitPoolChange(long seen, long deadline, boolean[] interrupted) {
         // at most a slice at a time: a change this store does not see (a connection given back
-        // by the pool's own code) then costs the call a slice, not its whole timeout
-        long until = Math.min(deadline, System.nanoTime() + POOL_CHANGE_SLICE_NANOS);
+        // by the pool's own code) then costs the call a slice, not its whole timeout. Not while an
+        // opening is under way: its end is a change this store sees (it ends the wait however
+        // soon after this look it comes, the count read before the pool was asked), and a call
+        // that looked again each slice asked the connector for another opening, which found the
+        // pool at capacity, once per slice of a slow opening (4 asks in a CI run)
+        long until = opening.get() > 0 ? deadline : Math.min(deadline, System.nanoTime() + POOL_CHANGE_SLICE_NANOS);
         awaitingChange.incrementAndGet();
         changeLock.lock();
         try {

@@ -170,7 +170,7 @@ class RedisFaultTest {
     @Test
     void aCallWaitingForAnOpeningUnderWayDoesNotSpin() throws Exception {
         try (RedisServer guarded = RedisServer.start(List.of("--requirepass", "secret"));
-                SlowHandshakeProxy proxy = new SlowHandshakeProxy(guarded.port(), 3, 150);
+                SlowHandshakeProxy proxy = new SlowHandshakeProxy(guarded.port(), 3, 300);
                 RedisStore two = new RedisStore(new RedisConfig("redis://:secret@127.0.0.1:" + proxy.port() + "/1",
                         java.time.Duration.ofSeconds(2), "rl-spin:"), 2)) {
             RedisLimiter limiter = new RedisLimiter(two, allow.config());
