@@ -11,14 +11,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import dev.ratelimit.testing.Race;
 import dev.ratelimit.testing.WindowGuard;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -186,21 +185,9 @@ class HttpSuiteIT {
                 List<Integer> passed = new ArrayList<>();
                 for (int round = 0; round < rounds; round++) {
                     String client = freshForwardedClient();
-                    CountDownLatch ready = new CountDownLatch(threads);
-                    CountDownLatch go = new CountDownLatch(1);
-                    List<Future<Integer>> results = new ArrayList<>();
-                    for (int t = 0; t < threads; t++) {
-                        results.add(pool.submit(() -> {
-                            ready.countDown();
-                            go.await();
-                            return app.getFrom("127.0.0.1", path, "X-Forwarded-For: " + client).status;
-                        }));
-                    }
-                    ready.await();
-                    go.countDown();
                     int ok = 0;
-                    for (Future<Integer> result : results) {
-                        int status = result.get();
+                    for (int status : Race.each(pool, threads,
+                            t -> app.getFrom("127.0.0.1", path, "X-Forwarded-For: " + client).status)) {
                         assertTrue(status == expectedStatus || status == 429, path + ": status " + status);
                         ok += status == expectedStatus ? 1 : 0;
                     }
@@ -225,34 +212,23 @@ class HttpSuiteIT {
     void aBurstMixingTheTokenForgedTokensAndPlainRequestsLetsEveryTokenAndExactlyFiveOthersThrough(
             WebApp.Container container, Path jdk) throws Exception {
         WebApp app = app(container, jdk);
-        int rounds = 10;
+        int rounds = 20;
         int threads = 100;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
             List<String> wrong = new ArrayList<>();
             for (int round = 0; round < rounds; round++) {
                 String client = freshForwardedClient();
-                CountDownLatch ready = new CountDownLatch(threads);
-                CountDownLatch go = new CountDownLatch(1);
-                List<Future<Integer>> results = new ArrayList<>();
-                for (int t = 0; t < threads; t++) {
-                    // 0-39: the token; 40-69: forged (one character off); 70-99: plain
-                    String[] headers = t < 40 ? new String[] {"X-Forwarded-For: " + client, "X-Internal-Token: " + TOKEN}
-                            : t < 70 ? new String[] {"X-Forwarded-For: " + client,
-                                    "X-Internal-Token: " + TOKEN.substring(0, TOKEN.length() - 1) + "x"}
-                            : new String[] {"X-Forwarded-For: " + client};
-                    results.add(pool.submit(() -> {
-                        ready.countDown();
-                        go.await();
-                        return app.getFrom("127.0.0.1", domains(app), headers).status;
-                    }));
-                }
-                ready.await();
-                go.countDown();
+                String forged = TOKEN.substring(0, TOKEN.length() - 1) + "x";
+                // 0-39: the token; 40-69: forged (one character off); 70-99: plain
+                int[] statuses = Race.each(pool, threads, t -> app.getFrom("127.0.0.1", domains(app),
+                        t < 40 ? new String[] {"X-Forwarded-For: " + client, "X-Internal-Token: " + TOKEN}
+                                : t < 70 ? new String[] {"X-Forwarded-For: " + client, "X-Internal-Token: " + forged}
+                                : new String[] {"X-Forwarded-For: " + client}).status);
                 int tokenPassed = 0;
                 int othersPassed = 0;
                 for (int t = 0; t < threads; t++) {
-                    int status = results.get(t).get();
+                    int status = statuses[t];
                     assertTrue(status == 200 || status == 429, "status " + status);
                     if (status == 200) {
                         if (t < 40) {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ratelimit.testing.Race;
 import dev.ratelimit.testing.RedisServer;
 import dev.ratelimit.testing.WindowGuard;
 import java.nio.charset.StandardCharsets;
@@ -18,7 +19,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -52,7 +52,9 @@ import redis.clients.jedis.Jedis;
 class RedisMultiInstanceIT {
     private static final int LIMIT = 50;
     private static final int THREADS_PER_INSTANCE = 100;
-    private static final int ROUNDS = 6;
+    private static final int ROUNDS = 12;
+    /** Rounds of the two Spring Boot instances' burst (each a few hundred milliseconds). */
+    private static final int HTTP_ROUNDS = 20;
     private static final long PERIOD_MILLIS = 1_000;
     /** Time for the forked JVMs to start and reach round 1 before its instant. */
     private static final long STARTUP_ALLOWANCE_MILLIS = 15_000;
@@ -193,26 +195,15 @@ class RedisMultiInstanceIT {
             int[] outputSeen = {a.stdout().length(), a.stderr().length(), b.stdout().length(), b.stderr().length()};
             try (Jedis jedis = redis.client()) {
                 WindowGuard.awayFromBoundary(HOUR, 120_000);
-                for (int round = 1; round <= 5; round++) {
+                for (int round = 1; round <= HTTP_ROUNDS; round++) {
                     String client = "203.0.113." + (10 + round);
-                    CountDownLatch ready = new CountDownLatch(2 * LIMIT);
-                    CountDownLatch go = new CountDownLatch(1);
-                    List<Future<Integer>> statuses = new ArrayList<>();
-                    for (int i = 0; i < 2 * LIMIT; i++) {
-                        WebApp app = apps[i % 2];
-                        statuses.add(pool.submit(() -> {
-                            ready.countDown();
-                            go.await();
-                            return app.getFrom("127.0.0.1", "/api/domains/shop.example.com",
-                                    "X-Forwarded-For: " + client).status;
-                        }));
-                    }
-                    ready.await();
-                    go.countDown();
+                    // even threads call A, odd ones B
+                    int[] statuses = Race.each(pool, 2 * LIMIT, i -> apps[i % 2].getFrom("127.0.0.1",
+                            "/api/domains/shop.example.com", "X-Forwarded-For: " + client).status);
                     int[][] byApp = new int[2][2];
                     Map<Integer, Integer> counts = new TreeMap<>();
-                    for (int i = 0; i < statuses.size(); i++) {
-                        int status = statuses.get(i).get();
+                    for (int i = 0; i < statuses.length; i++) {
+                        int status = statuses[i];
                         counts.merge(status, 1, Integer::sum);
                         if (status == 200) {
                             byApp[i % 2][0]++;

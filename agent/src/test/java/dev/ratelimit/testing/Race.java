@@ -53,6 +53,18 @@ public final class Race {
      * go at the same instant, and returns the sum of their counts.
      */
     public static int sum(ExecutorService pool, int threads, Runner runner) throws Exception {
+        int sum = 0;
+        for (int count : each(pool, threads, runner)) {
+            sum += count;
+        }
+        return sum;
+    }
+
+    /**
+     * Starts {@code threads} runners on {@code pool} (which needs that many threads), lets them all
+     * go at the same instant, and returns each one's count, by thread index.
+     */
+    public static int[] each(ExecutorService pool, int threads, Runner runner) throws Exception {
         CountDownLatch ready = new CountDownLatch(threads);
         CountDownLatch go = new CountDownLatch(1);
         List<Future<Integer>> futures = new ArrayList<>(threads);
@@ -66,10 +78,10 @@ public final class Race {
         }
         ready.await();
         go.countDown();
-        int sum = 0;
-        for (Future<Integer> future : futures) {
-            sum += future.get();
+        int[] counts = new int[threads];
+        for (int t = 0; t < threads; t++) {
+            counts[t] = futures.get(t).get();
         }
-        return sum;
+        return counts;
     }
 }
