@@ -199,6 +199,40 @@ class RedisFaultTest {
     }
 
     /**
+     * A call waiting for an opening under way when the store is closed (a reload replaced it)
+     * follows its rule's on-error soon after, not when the opening ends or at its deadline: the
+     * close is a change of the pool. Since 34db30a such a call waited for the opening's end,
+     * 1.5 s here (its whole timeout), where it had looked again after a slice (200 ms).
+     */
+    @Test
+    void aCallWaitingForAnOpeningUnderWayFailsSoonOnceTheStoreIsClosed() throws Exception {
+        try (RedisServer guarded = RedisServer.start(List.of("--requirepass", "secret"));
+                SlowHandshakeProxy proxy = new SlowHandshakeProxy(guarded.port(), 3, 600);
+                RedisStore two = new RedisStore(new RedisConfig("redis://:secret@127.0.0.1:" + proxy.port() + "/1",
+                        java.time.Duration.ofSeconds(2), "rl-closed:"), 2)) {
+            RedisOpeningWakeupTest.settle(two);
+            Jedis held = two.borrow(System.nanoTime() + 5_000_000_000L);
+            java.util.concurrent.Future<?> opening = two.connector.submit(two::openIdleConnection);
+            Thread.sleep(50);
+            assertFalse(opening.isDone(), "the opening is under way");
+            java.util.concurrent.CompletableFuture<Long> waiting = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                long start = System.nanoTime();
+                try {
+                    two.release(two.borrow(start + 1_500_000_000L));
+                } catch (RuntimeException e) {
+                    // the rule's on-error decides it; only the time matters here
+                }
+                return (System.nanoTime() - start) / 1_000_000;
+            });
+            Thread.sleep(100);
+            two.close();
+            long millis = waiting.get(5, java.util.concurrent.TimeUnit.SECONDS);
+            assertTrue(millis <= 100 + MARGIN_MILLIS + 200, "the call ended " + millis + " ms after it began");
+            two.release(held);
+        }
+    }
+
+    /**
      * A connection given back broken while a call waits on the full pool: the pool opened the
      * replacement on the returning thread, which may not connect; the failure came out of the
      * returning call's clean-up and replaced its outcome with an agent error, and the waiting
