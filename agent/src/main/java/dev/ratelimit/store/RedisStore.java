@@ -88,6 +88,11 @@ public final class RedisStore implements AutoCloseable {
     private final AtomicLong lastOpenedStart = new AtomicLong(System.nanoTime() - TimeUnit.DAYS.toNanos(1));
     /** Connections the connector is opening, outside the pool (see {@link #openIdleConnection}). */
     private final AtomicInteger opening = new AtomicInteger();
+    /**
+     * The openings under way that signal their end ({@link #poolChanged}): not those at capacity,
+     * which add nothing and end without a signal, though {@link #opening} counts them meanwhile.
+     */
+    private final AtomicInteger signalledOpenings = new AtomicInteger();
     private final LongAdder failedCalls = new LongAdder();
     private final Map<String, AtomicLong> lastLogged = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -334,8 +339,10 @@ public final class RedisStore implements AutoCloseable {
         // opening is under way: its end is a change this store sees (it ends the wait however
         // soon after this look it comes, the count read before the pool was asked), and a call
         // that looked again each slice asked the connector for another opening, which found the
-        // pool at capacity, once per slice of a slow opening (4 asks in a CI run)
-        long until = opening.get() > 0 ? deadline : Math.min(deadline, System.nanoTime() + POOL_CHANGE_SLICE_NANOS);
+        // pool at capacity, once per slice of a slow opening (4 asks in a CI run). Only an opening
+        // that signals its end: one at capacity ends without a signal, and a call that took it for
+        // one waited its whole timeout though the pool had room
+        long until = signalledOpenings.get() > 0 ? deadline : Math.min(deadline, System.nanoTime() + POOL_CHANGE_SLICE_NANOS);
         awaitingChange.incrementAndGet();
         changeLock.lock();
         try {
@@ -376,6 +383,7 @@ public final class RedisStore implements AutoCloseable {
                 return null;
             }
             opens = true;
+            signalledOpenings.incrementAndGet();
             long started = System.nanoTime();
             PooledObject<Jedis> opened = poolConnections.makeObject();
             // the server answered its set-up: a sign against an outage for the calls that asked
@@ -396,6 +404,8 @@ public final class RedisStore implements AutoCloseable {
             opening.decrementAndGet();
             if (opens) {
                 // added, or failed: either way the calls waiting on it may ask the pool again
+                // (uncounted first: a call that sees it counted is woken by the change after)
+                signalledOpenings.decrementAndGet();
                 poolChanged();
             }
         }
@@ -834,5 +844,8 @@ public final class RedisStore implements AutoCloseable {
         connector.shutdownNow();
         commands.shutdownNow();
         pool.close();
+        // the calls waiting for a change of the pool (an opening under way, whose end may come
+        // after their deadline) look again now, find it closed and follow their on-error
+        poolChanged();
     }
 }
