@@ -209,6 +209,7 @@ public final class HttpRequests implements HttpGate {
         if (policies != null) {
             api.setHeader(response, "RateLimit-Policy", policies);
             api.setHeader(response, "RateLimit", states);
+            facts.httpPolicies(policies);
         }
         return false;
     }
@@ -225,6 +226,8 @@ public final class HttpRequests implements HttpGate {
         headers.add(new String[] {"Retry-After", Long.toString(retrySeconds)});
         if (!policies.isEmpty()) {
             headers.add(new String[] {"RateLimit-Policy", policies});
+        }
+        if (!states.isEmpty()) {
             headers.add(new String[] {"RateLimit", states});
         }
         api.replace(response, 429, headers, "application/problem+json",
@@ -252,8 +255,12 @@ public final class HttpRequests implements HttpGate {
         }
         RateLimitFields fields = rules.get().fields(rejection.rule());
         long retryMillis = rejection.retryAfter().toMillis();
+        // the HTTP rules that counted the request are listed too, as on their own 429
+        Object counted = facts instanceof Nested ? ((Nested) facts).facts : facts;
+        String policies = withPolicy(counted instanceof RequestFacts ? ((RequestFacts) counted).httpPolicies() : null,
+                fields == null ? "" : fields.policy());
         try {
-            reject(api, response, fields == null ? "" : fields.policy(),
+            reject(api, response, policies,
                     fields == null ? "" : fields.rejected(retryMillis), Collections.singletonList(rejection.rule()),
                     retryMillis);
         } catch (RuntimeException | LinkageError writeFailed) {
@@ -276,6 +283,17 @@ public final class HttpRequests implements HttpGate {
             }
         }
         return true;
+    }
+
+    /** The HTTP rules' policy items with a method rule's added, unless it is one of them (or unknown). */
+    private static String withPolicy(String httpPolicies, String policy) {
+        if (httpPolicies == null) {
+            return policy;
+        }
+        if (policy.isEmpty() || (", " + httpPolicies + ", ").contains(", " + policy + ", ")) {
+            return httpPolicies;
+        }
+        return httpPolicies + ", " + policy;
     }
 
     /** The rejection in an exception's cause chain, also when wrapped (e.g. in a ServletException). */

@@ -29,6 +29,12 @@ final class RequestFacts implements RequestKeys {
      * (Spring Security's, say) may know the user when the container's request does not.
      */
     private volatile Object innermost;
+    /**
+     * The RateLimit-Policy items of the HTTP rules that counted the request and let it through
+     * (null: none): a method rule's 429, which replaces the response, lists them too. Volatile:
+     * a later dispatch on another thread may write that 429.
+     */
+    private volatile String httpPolicies;
 
     RequestFacts(ServletApi api, Object request, ClientAddressResolver clients, TokenVerifier.Verdict verdict,
             String tokenHeader) {
@@ -44,6 +50,14 @@ final class RequestFacts implements RequestKeys {
     /** Whether these are the facts of this very request object (not merely an equal one). */
     boolean isFor(Object request) {
         return this.request == request;
+    }
+
+    void httpPolicies(String policies) {
+        this.httpPolicies = policies;
+    }
+
+    String httpPolicies() {
+        return httpPolicies;
     }
 
     /** Records the request object an entry point inside the first one was given. */

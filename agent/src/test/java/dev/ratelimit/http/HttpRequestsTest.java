@@ -670,6 +670,44 @@ class HttpRequestsTest {
     }
 
     /**
+     * A method rule's rejection inside a request that HTTP rules counted: the 429's
+     * RateLimit-Policy lists those rules too (each counted the request), as an HTTP rule's 429
+     * does; RateLimit names only the rule that refused. The 429 replaced the response, and the
+     * HTTP rules' fields with it: /api/messages under api-per-ip answered only "send-message".
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aMethodRulesRejectionListsThePoliciesOfTheHttpRulesThatCountedTheRequest(String namespace)
+            throws Exception {
+        FakeServlet servlet = new FakeServlet(namespace);
+        servlet.uri = "/api/users/1";
+        servlet.principal = "dave";
+        Object facts = gate.enter(servlet.request, servlet.response);
+        assertTrue(gate.exit(servlet.request, servlet.response, facts,
+                new ServletException(new RateLimitExceededException("counted-always", Duration.ofMillis(1500)))));
+        assertEquals(429, servlet.status);
+        assertEquals("\"api\";q=2;w=3600, \"by-user\";q=1;w=3600, \"counted-always\";q=1;w=3600",
+                servlet.responseHeaders.get("RateLimit-Policy"));
+        assertEquals("\"counted-always\";r=0;t=2", servlet.responseHeaders.get("RateLimit"));
+        // a rule both matched and thrown is listed once; an unknown rule adds no RateLimit field
+        FakeServlet again = new FakeServlet(namespace);
+        again.uri = "/api/x";
+        again.remoteAddr = "192.0.2.31";
+        facts = gate.enter(again.request, again.response);
+        assertTrue(gate.exit(again.request, again.response, facts,
+                new RateLimitExceededException("api", Duration.ofMillis(1500))));
+        assertEquals("\"api\";q=2;w=3600", again.responseHeaders.get("RateLimit-Policy"));
+        FakeServlet own = new FakeServlet(namespace);
+        own.uri = "/api/x";
+        own.remoteAddr = "192.0.2.32";
+        facts = gate.enter(own.request, own.response);
+        assertTrue(gate.exit(own.request, own.response, facts,
+                new RateLimitExceededException("partner", Duration.ofMillis(1500))));
+        assertEquals("\"api\";q=2;w=3600", own.responseHeaders.get("RateLimit-Policy"));
+        assertNull(own.responseHeaders.get("RateLimit"));
+    }
+
+    /**
      * A rejection thrown as the application's loader's own copy of the exception (see
      * OwnRejections: a copy defined before an attach, or by a child-first loader) is the same 429:
      * it was passed on as an unknown exception, a 500.
