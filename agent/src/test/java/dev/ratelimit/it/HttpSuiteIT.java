@@ -420,6 +420,8 @@ class HttpSuiteIT {
         WebApp.Response rejectedInAsync = app.getFrom(client, async);
         assertEquals(429, rejectedInAsync.status, rejectedInAsync::toString);
         assertTrue(rejectedInAsync.body.contains("\"violated-policies\":[\"guarded-call\"]"), rejectedInAsync.body);
+        assertEquals("\"domains-per-ip\";q=5;w=3600, \"guarded-call\";q=1;w=3600", rejectedInAsync.header("RateLimit-Policy"),
+                rejectedInAsync::toString);
         assertEquals(200, app.getFrom(freshAddress(), async).status, "another client has its own key");
         String internalAsync = freshAddress();
         assertEquals(repeat(200, 4), statuses(4, i -> app.getFrom(internalAsync, async, "X-Internal-Token: " + TOKEN)));
@@ -469,6 +471,10 @@ class HttpSuiteIT {
         WebApp.Response rejected = app.postFrom(from, "/api/messages?user=" + user, "", tenant);
         assertEquals(429, rejected.status, rejected::toString);
         assertTrue(rejected.body.contains("\"violated-policies\":[\"send-per-user\"]"), rejected.body);
+        // the HTTP rule that counted the request is listed beside the method rule that refused it
+        assertEquals("\"per-tenant\";q=3;w=3600, \"send-per-user\";q=1;w=3600", rejected.header("RateLimit-Policy"),
+                rejected::toString);
+        assertTrue(rejected.header("RateLimit").startsWith("\"send-per-user\";r=0;t="), rejected::toString);
         assertFalse(rejected.toString().contains(user), "the key must not appear: " + rejected);
         assertEquals(200, app.postFrom(from, "/api/messages?user=other-" + user, "", tenant).status);
     }
