@@ -41,7 +41,7 @@ public final class CheckCommand {
             return 1;
         }
         int count = rules.rules().size();
-        out.println(file + ": OK (version " + rules.version() + ", " + count + (count == 1 ? " rule)" : " rules)"));
+        out.println(file + ": OK (version " + rules.version() + ", " + RuleSet.count(count) + ")");
         out.println("exempt: " + rules.exempt());
         out.println("client: " + rules.client());
         out.println("store: " + rules.store());

@@ -243,8 +243,13 @@ final class RuleFileReader {
             if (result.nameNode != null) {
                 Node first = names.putIfAbsent(result.name, result.nameNode);
                 if (first != null) {
-                    errors.add(result.nameNode, "duplicate rule name '" + result.name + "' (first used on line "
-                            + first.getStartMark().map(m -> m.getLine() + 1).orElse(0) + ")");
+                    int line = first.getStartMark().map(m -> m.getLine() + 1).orElse(0);
+                    // an alias (*a) of a whole rule is the anchored node itself, with the anchor's
+                    // position: name the item, or the message said line 3 repeated line 3
+                    errors.add(result.nameNode, first == result.nameNode
+                            ? "duplicate rule name '" + result.name + "': item " + (i + 1) + " of rules is an alias"
+                                    + " of the rule on line " + line + "; each rule needs a name of its own"
+                            : "duplicate rule name '" + result.name + "' (first used on line " + line + ")");
                     continue;
                 }
             }

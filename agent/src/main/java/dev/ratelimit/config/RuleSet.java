@@ -110,6 +110,11 @@ public final class RuleSet {
 
     @Override
     public String toString() {
-        return source + " (version " + version + ", " + rules.size() + (rules.size() == 1 ? " rule)" : " rules)");
+        return source + " (version " + version + ", " + count(rules.size()) + ")";
+    }
+
+    /** "1 rule", "N rules". */
+    public static String count(int rules) {
+        return rules + (rules == 1 ? " rule" : " rules");
     }
 }

@@ -118,7 +118,7 @@ final class RuleBook {
 
     /** {@code 3 rules: api-per-ip (http /api/**), send (method a.B#send), report (named)}, for logs. */
     String describe() {
-        StringBuilder text = new StringBuilder().append(byName.size()).append(" rules");
+        StringBuilder text = new StringBuilder(RuleSet.count(byName.size()));
         String separator = ": ";
         for (ActiveRule rule : byName.values()) {
             RuleConfig config = rule.config();

@@ -51,7 +51,7 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
     static String startOutcome(RuleSet current) {
         return current.refusal() != null
                 ? "started without the rules: " + current.refusal() + " (on-config-error=disable)"
-                : "started with " + current.rules().size() + " rules";
+                : "started with " + RuleSet.count(current.rules().size());
     }
 
     @Override
@@ -64,7 +64,7 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
             settle("reload failed inside the agent (" + e + "); the previous rules stay in force");
             return;
         }
-        settle("loaded " + rules.rules().size() + " rules");
+        settle("loaded " + RuleSet.count(rules.rules().size()));
         LOG.log(Level.INFO, "rate-limit-agent: reloaded " + configPath + " in "
                 + (System.nanoTime() - started) / 1_000_000 + " ms: " + agent.rules().describe());
     }

@@ -749,8 +749,9 @@ public final class RedisStore implements AutoCloseable {
         long now = System.nanoTime();
         if (now - seen >= FAILURE_LOG_INTERVAL_NANOS && last.compareAndSet(seen, now)) {
             LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " failed a call (" + kind + ": "
-                    + e.getMessage() + "); the rule's on-error decided it. " + failedCalls.sum()
-                    + " calls failed so far; this is logged at most once a minute");
+                    + e.getMessage() + ")" + (kind.equals("warm-up") ? "; no call was affected"
+                            : "; the rule's on-error decided it. " + failedCalls.sum() + " calls failed so far")
+                    + "; this is logged at most once a minute");
         }
     }
 

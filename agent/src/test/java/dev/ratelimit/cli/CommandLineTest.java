@@ -62,4 +62,16 @@ class CommandLineTest {
                     () -> err.toString(StandardCharsets.UTF_8));
         }
     }
+
+    /** README: exit 2 when PID is not a process id; 0 and numbers past an int were "no such process", exit 1. */
+    @Test
+    void attachToSomethingThatIsNotAProcessIdIsAUsageError() {
+        for (String pid : new String[] {"0", "00", "-1", "x", "2147483648", "99999999999", ""}) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            assertEquals(2, run(out, err, "attach", pid), pid);
+            assertTrue(err.toString(StandardCharsets.UTF_8).contains("is not a process id"),
+                    () -> err.toString(StandardCharsets.UTF_8));
+        }
+    }
 }

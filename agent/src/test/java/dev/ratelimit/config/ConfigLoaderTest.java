@@ -395,6 +395,13 @@ class ConfigLoaderTest {
                 """, 6, 11, "duplicate rule name 'same' (first used on line 3)");
     }
 
+    /** The audit's file: the alias has no position of its own, so the item is named, not "line 3 repeats line 3". */
+    @Test
+    void aRuleRepeatedThroughAnAliasNamesTheItem() {
+        assertError("version: 1\nrules:\n  - &a {name: a, key: global, limit: 1, window: 1s}\n  - *a\n", 3, 15,
+                "duplicate rule name 'a': item 2 of rules is an alias of the rule on line 3; each rule needs a name of its own");
+    }
+
     @Test
     void duplicateMappingKey() {
         assertError("version: 1\nstore:\n  max-keys: 5\n  max-keys: 6\n", 4, 3,

@@ -2,7 +2,9 @@ package dev.ratelimit.instrument;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.ratelimit.config.ConfigLoader;
 import dev.ratelimit.config.RuleSet;
+import dev.ratelimit.store.LimiterFactory;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -35,5 +37,14 @@ class RuleReloaderTest {
         assertEquals("started without the rules: the rule file is invalid (2 errors) (on-config-error=disable)",
                 RuleReloader.startOutcome(RuleSet.refused("rules.yaml", "the rule file is invalid (2 errors)")));
         assertEquals("started with 0 rules", RuleReloader.startOutcome(RuleSet.empty("rules.yaml")));
+    }
+
+    /** The audit saw "1 rules" in the start line; the outcome and the rule book say "1 rule". */
+    @Test
+    void oneRuleIsOneRule() throws Exception {
+        RuleSet one = ConfigLoader.parse("version: 1\nrules:\n  - name: a\n    key: global\n    limit: 1\n    window: 1s\n",
+                "rules.yaml", Path.of("."), name -> null);
+        assertEquals("started with 1 rule", RuleReloader.startOutcome(one));
+        assertEquals("1 rule: a (named)", new RuleBook(one, LimiterFactory.of(one.store()), null, () -> { }).describe());
     }
 }
