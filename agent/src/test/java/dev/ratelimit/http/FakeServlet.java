@@ -26,6 +26,9 @@ final class FakeServlet {
     String method = "GET";
     String uri = "/api/x";
     String contextPath = "";
+    /** What the container mapped: {@code getServletPath()} and {@code getPathInfo()}; null for a container that says nothing. */
+    String servletPath;
+    String pathInfo;
     String remoteAddr = "192.0.2.10";
     String principal;
     /** The principal's getName() throws this (an application's own Principal can). */
@@ -57,6 +60,8 @@ final class FakeServlet {
         FakeServlet wrapper = new FakeServlet(namespace, attributes);
         wrapper.method = method;
         wrapper.uri = uri;
+        wrapper.servletPath = servletPath;
+        wrapper.pathInfo = pathInfo;
         wrapper.remoteAddr = remoteAddr;
         wrapper.requestHeaders.putAll(requestHeaders);
         wrapper.principal = principal;
@@ -85,6 +90,8 @@ final class FakeServlet {
                 case "getMethod": return method;
                 case "getRequestURI": return uri;
                 case "getContextPath": return contextPath;
+                case "getServletPath": return servletPath == null ? "" : servletPath;
+                case "getPathInfo": return pathInfo;
                 case "getRemoteAddr": return remoteAddr;
                 case "getHeader": {
                     List<String> values = requestHeaders.get(args[0]);

@@ -77,6 +77,32 @@ class HttpRequestsTest {
         gate = new HttpRequests(() -> httpRules);
     }
 
+    /**
+     * Undertow maps a request without resolving its dot segments or decoding %2F: it serves
+     * {@code /api/users/u1/../../..} with the servlet at {@code /api/users/*} (path info
+     * {@code /u1/../../..}). The URI alone, resolved, is {@code /}: no rule once counted it, and a
+     * client reached the handler {@code /api/users/**} covers as often as it liked. The path the
+     * container routed counts too.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aPathTheContainerRoutedUnresolvedIsCountedByTheRuleOfTheHandlerItReached(String namespace) throws Exception {
+        ActiveRule byUser = rules.get("by-user");
+        for (String[] request : new String[][] {
+                {"/api/users/u1/../../..", "/api/users", "/u1/../../.."},
+                {"/api/users/%2e%2e", "/api/users", "/.."},
+                {"/api/users/a%2F..%2F..%2F..", "/api/users", "/a%2F..%2F..%2F.."}}) {
+            FakeServlet servlet = new FakeServlet(namespace);
+            servlet.principal = "alice";
+            servlet.uri = request[0];
+            servlet.servletPath = request[1];
+            servlet.pathInfo = request[2];
+            serve(servlet);
+        }
+        assertEquals(1, byUser.metrics().allowed(), "the first is allowed and counted");
+        assertEquals(2, byUser.metrics().rejected(), "the others are over alice's limit of 1");
+    }
+
     @AfterEach
     void clearContext() {
         RequestContext.set(null);
