@@ -142,8 +142,12 @@ public final class HttpRequests implements HttpGate {
     /** Applies the matching rules; returns true when the request was rejected and answered. */
     private static boolean decide(HttpRules current, ServletApi api, Object request, Object response,
             RequestFacts facts, TokenVerifier.Verdict verdict) {
-        int[] matched = current.matching(api.method(request),
-                RequestPath.normalize(api.requestUri(request), api.contextPath(request)));
+        String path = RequestPath.normalize(api.requestUri(request), api.contextPath(request));
+        // and the path the container mapped, when it differs: a container that does not resolve
+        // dot segments or decode %2F (Undertow) serves /api/users/u1/../.. with the servlet at
+        // /api/users/*, a path the resolved URI (/) is not under
+        int[] matched = current.matching(api.method(request), path,
+                RequestPath.routed(api.servletPath(request), api.pathInfo(request), path));
         if (matched.length == 0) {
             return false;
         }

@@ -1,5 +1,6 @@
 package dev.ratelimit.http;
 
+import dev.ratelimit.config.HttpMatch;
 import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.limit.ActiveRule;
 import java.util.ArrayList;
@@ -69,10 +70,20 @@ public final class HttpRules {
 
     /** Indexes into {@link #rule(int)} of the rules matching a request, in file order. */
     int[] matching(String method, String path) {
+        return matching(method, path, null);
+    }
+
+    /**
+     * Indexes into {@link #rule(int)} of the rules matching a request by its normalised path or,
+     * when not null, by the path the container routed it by (a rule covers a request if it
+     * covers either), in file order, each once.
+     */
+    int[] matching(String method, String path, String routed) {
         int[] matched = null;
         int count = 0;
         for (int i = 0; i < rules.length; i++) {
-            if (rules[i].config().httpMatch().matches(method, path)) {
+            HttpMatch match = rules[i].config().httpMatch();
+            if (match.matches(method, path) || routed != null && match.matches(method, routed)) {
                 if (matched == null) {
                     matched = new int[rules.length];
                 }

@@ -63,6 +63,26 @@ public final class RequestPath {
     }
 
     /**
+     * The path within the application the container mapped the request by,
+     * {@code servletPath + pathInfo} as the container decoded them, when it differs from
+     * {@code normalized}; null when it is the same or the container gave none. Nothing is
+     * resolved or decoded again: this is what the container's own mapping saw. Never throws.
+     */
+    public static String routed(String servletPath, String pathInfo, String normalized) {
+        String servlet = servletPath == null ? "" : servletPath;
+        String info = pathInfo == null ? "" : pathInfo;
+        if (servlet.isEmpty() && info.isEmpty()) {
+            return null;
+        }
+        if (normalized != null && normalized.length() == servlet.length() + info.length()
+                && normalized.startsWith(servlet) && normalized.endsWith(info)) {
+            return null;
+        }
+        String routed = servlet.concat(info);
+        return routed.startsWith("/") ? routed : "/" + routed;
+    }
+
+    /**
      * Whether {@code uri} is its own normal form: it starts with {@code /}, and has no query,
      * fragment, backslash, path parameter, escape, empty segment, trailing {@code /} (unless it is
      * {@code /}) or segment starting with {@code .}.

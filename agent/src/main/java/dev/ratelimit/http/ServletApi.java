@@ -108,6 +108,14 @@ final class ServletApi {
         return calls.contextPath(request);
     }
 
+    String servletPath(Object request) {
+        return calls.servletPath(request);
+    }
+
+    String pathInfo(Object request) {
+        return calls.pathInfo(request);
+    }
+
     String remoteAddr(Object request) {
         return calls.remoteAddr(request);
     }

@@ -54,6 +54,8 @@ public abstract class ServletCalls {
             targets.put("method", request.getMethod("getMethod"));
             targets.put("requestUri", request.getMethod("getRequestURI"));
             targets.put("contextPath", request.getMethod("getContextPath"));
+            targets.put("servletPath", request.getMethod("getServletPath"));
+            targets.put("pathInfo", request.getMethod("getPathInfo"));
             targets.put("remoteAddr", servletRequest.getMethod("getRemoteAddr"));
             targets.put("header", request.getMethod("getHeader", String.class));
             targets.put("headers", request.getMethod("getHeaders", String.class));
@@ -199,6 +201,12 @@ public abstract class ServletCalls {
 
     public abstract String contextPath(Object request);
 
+    /** {@code getServletPath()}: the part of the path the container mapped to the servlet. */
+    public abstract String servletPath(Object request);
+
+    /** {@code getPathInfo()}: the rest of the path after the servlet path; null for none. */
+    public abstract String pathInfo(Object request);
+
     public abstract String remoteAddr(Object request);
 
     public abstract String header(Object request, String name);
@@ -242,6 +250,8 @@ public abstract class ServletCalls {
         private final MethodHandle method;
         private final MethodHandle requestUri;
         private final MethodHandle contextPath;
+        private final MethodHandle servletPath;
+        private final MethodHandle pathInfo;
         private final MethodHandle remoteAddr;
         private final MethodHandle header;
         private final MethodHandle headers;
@@ -264,6 +274,8 @@ public abstract class ServletCalls {
             method = handle(api, "method");
             requestUri = handle(api, "requestUri");
             contextPath = handle(api, "contextPath");
+            servletPath = handle(api, "servletPath");
+            pathInfo = handle(api, "pathInfo");
             remoteAddr = handle(api, "remoteAddr");
             header = handle(api, "header");
             headers = handle(api, "headers");
@@ -326,6 +338,24 @@ public abstract class ServletCalls {
         public String contextPath(Object request) {
             try {
                 return (String) contextPath.invokeExact(request);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        @Override
+        public String servletPath(Object request) {
+            try {
+                return (String) servletPath.invokeExact(request);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        @Override
+        public String pathInfo(Object request) {
+            try {
+                return (String) pathInfo.invokeExact(request);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
