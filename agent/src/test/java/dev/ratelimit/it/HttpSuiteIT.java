@@ -502,4 +502,29 @@ class HttpSuiteIT {
             assertTrue(status < 500, trick + " gave " + status);
         }
     }
+
+    /**
+     * A container that maps a request without resolving its dot segments or decoding %2F
+     * (Undertow serves {@code /internal/turns/t1/../../..} with the servlet at
+     * {@code /internal/turns/*}) must not open a way past {@code internal-per-ip}: once a client's 5
+     * are spent, no spelling reaches the handler that guards the internal token (its 401), on any
+     * container. Before the agent matched the path the container routed by, Undertow served all
+     * three, uncounted (the path review).
+     */
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targets")
+    void dotSegmentsTheContainerDoesNotResolveCannotDodgeARule(WebApp.Container container, Path jdk) throws Exception {
+        WebApp app = app(container, jdk);
+        String from = freshAddress();
+        String base = app.contextPath();
+        assertEquals(repeat(401, 5), statuses(5, i -> app.postFrom(from, base + "/internal/turns/1", "progress")));
+        for (String trick : List.of(
+                base + "/internal/turns/t1/../../..",
+                base + "/internal/turns/t1%2F..%2F..%2F..",
+                base + "/internal/turns/a/../../../api/domains/x")) {
+            WebApp.Response response = app.postFrom(from, trick, "progress", "X-Internal-Token: guess-123");
+            assertFalse(response.status == 401 || response.status / 100 == 2,
+                    trick + " reached the internal handler after the budget was spent: " + response);
+        }
+    }
 }
