@@ -146,8 +146,17 @@ public final class HttpRequests implements HttpGate {
         // and the path the container mapped, when it differs: a container that does not resolve
         // dot segments or decode %2F (Undertow) serves /api/users/u1/../.. with the servlet at
         // /api/users/*, a path the resolved URI (/) is not under
-        int[] matched = current.matching(api.method(request), path,
-                RequestPath.routed(api.servletPath(request), api.pathInfo(request), path));
+        String routed;
+        try {
+            routed = RequestPath.routed(api.servletPath(request), api.pathInfo(request), path);
+        } catch (RuntimeException | LinkageError unmapped) {
+            // a container that will not say (Jetty 10 and 11 throw for an ambiguous URI they let
+            // through): the URI's path still decides, rather than no rule at all
+            RateLimitBridge.agentError("reading the path the container mapped", unmapped,
+                    "the request is matched by its URI alone");
+            routed = null;
+        }
+        int[] matched = current.matching(api.method(request), path, routed);
         if (matched.length == 0) {
             return false;
         }

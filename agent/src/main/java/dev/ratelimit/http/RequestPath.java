@@ -66,7 +66,11 @@ public final class RequestPath {
      * The path within the application the container mapped the request by,
      * {@code servletPath + pathInfo} as the container decoded them, when it differs from
      * {@code normalized}; null when it is the same or the container gave none. Nothing is
-     * resolved or decoded again: this is what the container's own mapping saw. Never throws.
+     * resolved or decoded again: this is what the container's own mapping saw. Only its empty
+     * segments are dropped (a trailing {@code /}, a {@code //}), as in the normalised path: rules
+     * are written for paths without them, and a {@code *} matched the empty segment of
+     * {@code /api/users/} (a servlet at {@code /} keeps the slash), counting a request for
+     * {@code /api/users} under a rule for {@code /api/users/*}. Never throws.
      */
     public static String routed(String servletPath, String pathInfo, String normalized) {
         String servlet = servletPath == null ? "" : servletPath;
@@ -78,8 +82,29 @@ public final class RequestPath {
                 && normalized.startsWith(servlet) && normalized.endsWith(info)) {
             return null;
         }
-        String routed = servlet.concat(info);
-        return routed.startsWith("/") ? routed : "/" + routed;
+        String routed = withoutEmptySegments(servlet.concat(info));
+        return routed.equals(normalized) ? null : routed;
+    }
+
+    /** {@code path} with a leading {@code /}, and without empty segments ({@code /} for none). */
+    private static String withoutEmptySegments(String path) {
+        int length = path.length();
+        boolean clean = length > 0 && path.charAt(0) == '/' && (length == 1 || path.charAt(length - 1) != '/')
+                && path.indexOf("//") < 0;
+        if (clean) {
+            return path;
+        }
+        StringBuilder kept = new StringBuilder(length + 1);
+        for (int i = 0; i < length; i++) {
+            char c = path.charAt(i);
+            if (c != '/') {
+                if (i == 0 || path.charAt(i - 1) == '/') {
+                    kept.append('/'); // a segment begins
+                }
+                kept.append(c);
+            }
+        }
+        return kept.length() == 0 ? "/" : kept.toString();
     }
 
     /**

@@ -29,6 +29,8 @@ final class FakeServlet {
     /** What the container mapped: {@code getServletPath()} and {@code getPathInfo()}; null for a container that says nothing. */
     String servletPath;
     String pathInfo;
+    /** getServletPath() throws this (a container that refuses to map an ambiguous URI can). */
+    RuntimeException servletPathFailure;
     String remoteAddr = "192.0.2.10";
     String principal;
     /** The principal's getName() throws this (an application's own Principal can). */
@@ -90,7 +92,11 @@ final class FakeServlet {
                 case "getMethod": return method;
                 case "getRequestURI": return uri;
                 case "getContextPath": return contextPath;
-                case "getServletPath": return servletPath == null ? "" : servletPath;
+                case "getServletPath":
+                    if (servletPathFailure != null) {
+                        throw servletPathFailure;
+                    }
+                    return servletPath == null ? "" : servletPath;
                 case "getPathInfo": return pathInfo;
                 case "getRemoteAddr": return remoteAddr;
                 case "getHeader": {

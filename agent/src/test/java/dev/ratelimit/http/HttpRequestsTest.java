@@ -103,6 +103,68 @@ class HttpRequestsTest {
         assertEquals(2, byUser.metrics().rejected(), "the others are over alice's limit of 1");
     }
 
+    /**
+     * A servlet or DispatcherServlet mapped at {@code /} (Tomcat, Jetty, Spring Boot) gives the
+     * path as the container has it, trailing slash kept: {@code /api/users/} has servlet path
+     * {@code /api/users/}; a servlet at {@code /api/users/*} gives path info {@code /}. The
+     * normalised path is {@code /api/users}, which a rule for {@code /api/users/*} does not cover;
+     * the routed path must not make the trailing slash count as a user (the README: /api/ and
+     * /api are the same path).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aTrailingSlashInTheRoutedPathIsNotASegmentOfItsOwn(String namespace) throws Exception {
+        RuleSet ruleSet = ConfigLoader.parse(String.join("\n",
+                "version: 1",
+                "rules:",
+                "  - name: one-user",
+                "    match: {http: {path: /api/users/*}}",
+                "    key: client-ip",
+                "    limit: 100",
+                "    window: 1h",
+                ""), "rules.yaml", Path.of("."), name -> null);
+        ActiveRule oneUser = new ActiveRule(ruleSet.rules().get(0), 1000);
+        HttpRules httpRules = new HttpRules(ruleSet, List.of(oneUser), name -> oneUser);
+        HttpRequests own = new HttpRequests(() -> httpRules);
+        for (String[] request : new String[][] {
+                {"/api/users", "/api/users", null},
+                {"/api/users/", "/api/users/", null},
+                {"/api/users/", "/api/users", "/"},
+                {"/api/users//", "/api/users//", null}}) {
+            FakeServlet servlet = new FakeServlet(namespace);
+            servlet.uri = request[0];
+            servlet.servletPath = request[1];
+            servlet.pathInfo = request[2];
+            Object facts = own.enter(servlet.request, servlet.response);
+            if (facts != null) {
+                own.exit(servlet.request, servlet.response, facts, null);
+            }
+            RequestContext.set(null);
+        }
+        assertEquals(0, oneUser.metrics().allowed(), "/api/users/ is /api/users, not a user named ''");
+    }
+
+    /**
+     * A container may refuse to give a servlet path (Jetty 10 and 11 throw for an ambiguous URI
+     * they let through; an application's own request class may throw): the request is still
+     * matched by its URI, and the failure is an agent error, not a request every rule missed.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aServletPathThatCannotBeReadLeavesTheRequestMatchedByItsUri(String namespace) throws Exception {
+        long errors = RateLimitBridge.agentErrors();
+        FakeServlet servlet = new FakeServlet(namespace);
+        servlet.uri = "/api/x";
+        servlet.remoteAddr = "192.0.2.41";
+        servlet.servletPathFailure = new IllegalArgumentException("Ambiguous URI encoding");
+        Object facts = gate.enter(servlet.request, servlet.response);
+        if (facts != null) {
+            gate.exit(servlet.request, servlet.response, facts, null);
+        }
+        assertEquals(1, rules.get("api").metrics().allowed(), "counted by the rule of its URI");
+        assertEquals(errors + 1, RateLimitBridge.agentErrors(), "the failure is counted");
+    }
+
     @AfterEach
     void clearContext() {
         RequestContext.set(null);

@@ -274,4 +274,18 @@ class RequestPathTest {
         }
         assertTrue(shortcuts > 1000, "the shortcut was taken " + shortcuts + " times");
     }
+
+    /** The routed path: what the container mapped, its empty segments dropped, null when the normalised path says it all. */
+    @Test
+    void theRoutedPathIsTheMappedPathWithoutEmptySegments() {
+        org.junit.jupiter.api.Assertions.assertNull(RequestPath.routed("/api/users/", null, "/api/users"));
+        org.junit.jupiter.api.Assertions.assertNull(RequestPath.routed("/api/users", "/", "/api/users"));
+        org.junit.jupiter.api.Assertions.assertNull(RequestPath.routed("", "/api//users/", "/api/users"));
+        org.junit.jupiter.api.Assertions.assertNull(RequestPath.routed("/", null, "/"));
+        org.junit.jupiter.api.Assertions.assertNull(RequestPath.routed("", null, "/"));
+        assertEquals("/api/users/u1/../..", RequestPath.routed("/api/users", "/u1/../..", "/"));
+        assertEquals("/api/domains/a%2Fb", RequestPath.routed("/api/domains", "/a%2Fb", "/api/domains/a/b"));
+        assertEquals("/a/b", RequestPath.routed("a", "//b//", "/x"));
+        assertEquals("/index.html", RequestPath.routed("/index.html", null, "/"));
+    }
 }
