@@ -150,8 +150,9 @@ public final class HttpRequests implements HttpGate {
         try {
             routed = RequestPath.routed(api.servletPath(request), api.pathInfo(request), path);
         } catch (RuntimeException | LinkageError unmapped) {
-            // a container that will not say (Jetty 10 and 11 throw for an ambiguous URI they let
-            // through): the URI's path still decides, rather than no rule at all
+            // a container or a request wrapper that will not say (the review recalled Jetty 10
+            // and 11 throwing for an ambiguous URI; not checked here): the URI's path still
+            // decides, rather than no rule at all
             RateLimitBridge.agentError("reading the path the container mapped", unmapped,
                     "the request is matched by its URI alone");
             routed = null;
