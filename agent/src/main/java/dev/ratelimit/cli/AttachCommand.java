@@ -25,7 +25,8 @@ final class AttachCommand {
     static int run(String pid, String file, File agentJar, PrintStream out, PrintStream err) {
         // process ids are positive and fit an int: 0 and 4294967296 are not ones, not processes
         // that happen not to exist
-        if (!pid.matches("[0-9]{1,10}") || Long.parseLong(pid) < 1 || Long.parseLong(pid) > Integer.MAX_VALUE) {
+        long id = pid.matches("[0-9]{1,10}") ? Long.parseLong(pid) : 0;
+        if (id < 1 || id > Integer.MAX_VALUE) {
             err.println("attach: '" + pid + "' is not a process id");
             return 2;
         }

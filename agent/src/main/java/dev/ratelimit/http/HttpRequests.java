@@ -254,10 +254,13 @@ public final class HttpRequests implements HttpGate {
             return false;
         }
         end();
+        Object own = facts;
         if (facts instanceof Nested) {
+            Nested nested = (Nested) facts;
             RequestContext.Slot slot = RequestContext.slot();
-            slot.request = ((Nested) facts).outer;
-            slot.callsAtRequest = ((Nested) facts).outerCallsAtRequest;
+            slot.request = nested.outer;
+            slot.callsAtRequest = nested.outerCallsAtRequest;
+            own = nested.facts;
         }
         RateLimitExceededException rejection = rejection(thrown);
         if (rejection == null) {
@@ -270,8 +273,7 @@ public final class HttpRequests implements HttpGate {
         RateLimitFields fields = rules.get().fields(rejection.rule());
         long retryMillis = rejection.retryAfter().toMillis();
         // the HTTP rules that counted the request are listed too, as on their own 429
-        Object counted = facts instanceof Nested ? ((Nested) facts).facts : facts;
-        String policies = withPolicy(counted instanceof RequestFacts ? ((RequestFacts) counted).httpPolicies() : null,
+        String policies = withPolicy(own instanceof RequestFacts ? ((RequestFacts) own).httpPolicies() : null,
                 fields == null ? "" : fields.policy());
         try {
             reject(api, response, policies,

@@ -68,11 +68,6 @@ public final class HttpRules {
         return rules.length == 0;
     }
 
-    /** Indexes into {@link #rule(int)} of the rules matching a request, in file order. */
-    int[] matching(String method, String path) {
-        return matching(method, path, null);
-    }
-
     /**
      * Indexes into {@link #rule(int)} of the rules matching a request by its normalised path or,
      * when not null, by the path the container routed it by (a rule covers a request if it

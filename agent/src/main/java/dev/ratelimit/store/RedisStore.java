@@ -460,7 +460,7 @@ public final class RedisStore implements AutoCloseable {
         } catch (JedisConnectionException e) {
             markDown(e);
         } catch (JedisException e) {
-            logFailure("warm-up", e);
+            logFailure("warm-up", e, false);
         } finally {
             // its connection is back in the pool (or gone): a call may be waiting for it (a
             // pool of one: the call waited its whole timeout for a signal that never came)
@@ -739,19 +739,19 @@ public final class RedisStore implements AutoCloseable {
     /** A failure of one call that is not an outage: counted, and logged at most once a minute per kind. */
     private StoreUnavailableException failed(String kind, JedisException e) {
         failedCalls.increment();
-        logFailure(kind, e);
+        logFailure(kind, e, true);
         return new StoreUnavailableException("Redis: " + e.getMessage(), e);
     }
 
-    private void logFailure(String kind, JedisException e) {
+    /** Logs a failure of {@code kind} (of a call's, or not), at most once a minute per kind. */
+    private void logFailure(String kind, JedisException e, boolean ofACall) {
         AtomicLong last = lastLogged.computeIfAbsent(kind, k -> new AtomicLong(System.nanoTime() - FAILURE_LOG_INTERVAL_NANOS));
         long seen = last.get();
         long now = System.nanoTime();
         if (now - seen >= FAILURE_LOG_INTERVAL_NANOS && last.compareAndSet(seen, now)) {
             LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " failed a call (" + kind + ": "
-                    + e.getMessage() + ")" + (kind.equals("warm-up") ? "; no call was affected"
-                            : "; the rule's on-error decided it. " + failedCalls.sum() + " calls failed so far")
-                    + "; this is logged at most once a minute");
+                    + e.getMessage() + "); " + (ofACall ? "the rule's on-error decided it. " + failedCalls.sum()
+                            + " calls failed so far" : "no call was affected") + "; this is logged at most once a minute");
         }
     }
 

@@ -778,21 +778,22 @@ class HttpRequestsTest {
                 servlet.responseHeaders.get("RateLimit-Policy"));
         assertEquals("\"counted-always\";r=0;t=2", servlet.responseHeaders.get("RateLimit"));
         // a rule both matched and thrown is listed once; an unknown rule adds no RateLimit field
-        FakeServlet again = new FakeServlet(namespace);
-        again.uri = "/api/x";
-        again.remoteAddr = "192.0.2.31";
-        facts = gate.enter(again.request, again.response);
-        assertTrue(gate.exit(again.request, again.response, facts,
-                new RateLimitExceededException("api", Duration.ofMillis(1500))));
+        FakeServlet again = rejectedUnderApi(namespace, "192.0.2.31", "api");
         assertEquals("\"api\";q=2;w=3600", again.responseHeaders.get("RateLimit-Policy"));
-        FakeServlet own = new FakeServlet(namespace);
-        own.uri = "/api/x";
-        own.remoteAddr = "192.0.2.32";
-        facts = gate.enter(own.request, own.response);
-        assertTrue(gate.exit(own.request, own.response, facts,
-                new RateLimitExceededException("partner", Duration.ofMillis(1500))));
+        FakeServlet own = rejectedUnderApi(namespace, "192.0.2.32", "partner");
         assertEquals("\"api\";q=2;w=3600", own.responseHeaders.get("RateLimit-Policy"));
         assertNull(own.responseHeaders.get("RateLimit"));
+    }
+
+    /** A request for /api/x from {@code address} in which a method rejects under {@code rule}: answered 429. */
+    private FakeServlet rejectedUnderApi(String namespace, String address, String rule) throws Exception {
+        FakeServlet servlet = new FakeServlet(namespace);
+        servlet.uri = "/api/x";
+        servlet.remoteAddr = address;
+        Object facts = gate.enter(servlet.request, servlet.response);
+        assertTrue(gate.exit(servlet.request, servlet.response, facts,
+                new RateLimitExceededException(rule, Duration.ofMillis(1500))));
+        return servlet;
     }
 
     /**

@@ -177,12 +177,7 @@ class RedisFaultTest {
             assertAnsweredWithinSeconds(limiter, 10);
             // the openings the first call asked for, and the store's warm-up (a connection of its
             // own, given back to the pool: through the slow proxy it may end after the first call)
-            long until = System.nanoTime() + 10_000_000_000L;
-            while ((two.connector.getActiveCount() > 0 || Thread.getAllStackTraces().keySet().stream()
-                    .anyMatch(t -> t.getName().equals("rate-limit-agent-redis-warm-up"))) && System.nanoTime() < until) {
-                Thread.sleep(10);
-            }
-            two.pool.clear();
+            RedisOpeningWakeupTest.settle(two);
             Jedis held = two.borrow(System.nanoTime() + 2_000_000_000L);
             assertEquals(1, two.pool.getNumActive() + two.pool.getNumIdle(), "one connection, in use");
             java.util.concurrent.Future<?> opening = two.connector.submit(two::openIdleConnection);
