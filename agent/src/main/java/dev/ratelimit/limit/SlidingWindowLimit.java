@@ -32,7 +32,8 @@ final class SlidingWindowLimit extends EpochWindowLimit {
     /**
      * The decision, wherever the counts were kept (here, or in a Redis script). A rejected call
      * is taken back out of the count by the caller, so a retry's own call takes its place: the
-     * retry time is when the carried count leaves room for it.
+     * retry time is the first millisecond at which the carried count, rounded down as the
+     * decision rounds it, leaves room for it (no other call in between).
      *
      * @param count the current window's count after this call
      * @param previousCount the previous window's final count
@@ -51,12 +52,25 @@ final class SlidingWindowLimit extends EpochWindowLimit {
         // stepped back by less than a window) ends that much later than a window from now
         long toEnd = windowMillis - into + Math.max(0, -elapsed);
         if (count <= limit && previous > 0) {
-            // wait until previous * (window - t) / window <= limit - count
+            // wait until floor(previous * left / window) <= limit - count, where left is the time
+            // left in the window: previous * left < (limit - count + 1) * window
             long room = limit - count;
-            return Outcome.rejected(toEnd - mulDiv(room, windowMillis, previous));
+            return Outcome.rejected(toEnd - largestBelow(room + 1, windowMillis, previous));
         }
-        // next window: this window's calls (capped at limit) carry over; wait until one fits
-        return Outcome.rejected(toEnd + windowMillis - mulDiv(limit - 1, windowMillis, limit));
+        // next window: this window's calls (at most the limit) carry over, and floor(limit * left
+        // / window) <= limit - 1 as soon as left < window, a millisecond after the window starts
+        return Outcome.rejected(toEnd + 1);
+    }
+
+    /**
+     * The largest {@code s >= 0} with {@code c * s < a * b}, for {@code a, b >= 1} and {@code c >=
+     * 1}; in doubles where the product does not fit a long, as {@link #mulDiv}.
+     */
+    static long largestBelow(long a, long b, long c) {
+        if (b <= Long.MAX_VALUE / a) {
+            return (a * b - 1) / c;
+        }
+        return Math.max(0, (long) Math.ceil((double) a * (double) b / (double) c) - 1);
     }
 
     /**

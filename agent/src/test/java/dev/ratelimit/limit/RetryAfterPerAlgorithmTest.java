@@ -29,23 +29,82 @@ class RetryAfterPerAlgorithmTest {
     }
 
     /**
-     * Sliding window: the rejection says 80 s (the README's example), but the carried share of
-     * the previous window is rounded down (here and in sliding-window.lua), so a retry 1 ms after
-     * the window's end, 50 s on, passes: Retry-After is a time a retry passes by, not the first.
+     * Sliding window: the carried share of the previous window is rounded down (here and in
+     * sliding-window.lua), and the retry time is worked out with the same rounding: the rejection
+     * says 50.001 s (Retry-After: 51), the first moment a retry passes, where the share taken
+     * exactly said 80 s.
      */
     @Test
-    void aSlidingWindowsRetryIsLaterThanTheFirstThatPasses() {
+    void aSlidingWindowsRetryIsTheFirstMomentARetryPasses() {
         long third = SlidingWindowLimit.decide(3, 0, 10_000, 2, WINDOW);
         assertFalse(Outcome.isAllowed(third));
-        assertEquals(80_000, Outcome.retryMillis(third));
+        assertEquals(50_001, Outcome.retryMillis(third));
         // the next window, 1 ms in: its own count 1, the previous window's 2 carried as 2 * 59999 / 60000 = 1
-        assertTrue(Outcome.isAllowed(SlidingWindowLimit.decide(1, 2, 1, 2, WINDOW)),
-                "a retry 50.001 s after the rejection passes, 30 s before its Retry-After");
-        // and within the window a rejected call told 'the window's end' passes 30 s into it
+        assertTrue(Outcome.isAllowed(SlidingWindowLimit.decide(1, 2, 1, 2, WINDOW)));
+        assertFalse(Outcome.isAllowed(SlidingWindowLimit.decide(1, 2, 0, 2, WINDOW)));
+        // within the window: 2 * 29999 / 60000 = 0 carried at 30.001 s, 1 at 30 s
         long inWindow = SlidingWindowLimit.decide(2, 2, 1, 2, WINDOW);
         assertFalse(Outcome.isAllowed(inWindow));
-        assertEquals(59_999, Outcome.retryMillis(inWindow));
-        assertTrue(Outcome.isAllowed(SlidingWindowLimit.decide(2, 2, 30_001, 2, WINDOW)),
-                "2 * 29999 / 60000 = 0 carried: passes at 30 s, told 60 s");
+        assertEquals(30_000, Outcome.retryMillis(inWindow));
+        assertFalse(Outcome.isAllowed(SlidingWindowLimit.decide(2, 2, 30_000, 2, WINDOW)));
+        assertTrue(Outcome.isAllowed(SlidingWindowLimit.decide(2, 2, 30_001, 2, WINDOW)));
+    }
+
+    /**
+     * Every rejection of a sliding window, over small limits and windows: a retry at the time it
+     * is told passes, and one a millisecond sooner does not (no other call in between; a retry in
+     * the next window finds this window full, as the decision assumes: a rejected call that finds
+     * the window's own count over the limit means the limit's calls are in it).
+     */
+    @Test
+    void aSlidingWindowsRetryTimeIsExactForEveryRejection() {
+        int rejections = 0;
+        for (long window : new long[] {1, 7, 1_000, 60_000}) {
+            for (long limit = 1; limit <= 7; limit++) {
+                for (long previous = 0; previous <= limit + 2; previous++) {
+                    for (long count = 1; count <= limit + 2; count++) {
+                        for (long elapsed = 0; elapsed < window; elapsed += Math.max(1, window / 97)) {
+                            long outcome = SlidingWindowLimit.decide(count, previous, elapsed, limit, window);
+                            if (Outcome.isAllowed(outcome)) {
+                                continue;
+                            }
+                            rejections++;
+                            long retry = Outcome.retryMillis(outcome);
+                            String at = "limit " + limit + ", window " + window + ", previous " + previous
+                                    + ", count " + count + ", " + elapsed + " ms in: told " + retry + " ms";
+                            assertTrue(retry >= 1, at);
+                            assertTrue(passesAt(count, previous, elapsed + retry, limit, window), at);
+                            assertFalse(passesAt(count, previous, elapsed + retry - 1, limit, window), at);
+                        }
+                    }
+                }
+            }
+        }
+        assertTrue(rejections > 10_000, rejections + " rejections");
+    }
+
+    /** Counts whose products overflow a long (a limit of 4 * 10^9 over a year) get a sane retry time. */
+    @Test
+    void aSlidingWindowsRetryTimeSurvivesProductsPastALong() {
+        long limit = 4_000_000_000L;
+        long year = 365L * 86_400_000L;
+        long outcome = SlidingWindowLimit.decide(1, limit, 0, limit, year);
+        assertFalse(Outcome.isAllowed(outcome));
+        assertEquals(1, Outcome.retryMillis(outcome));
+        assertTrue(passesAt(1, limit, 1, limit, year));
+        long later = SlidingWindowLimit.decide(limit / 2 + 1, limit, year / 2, limit, year);
+        assertFalse(Outcome.isAllowed(later));
+        assertTrue(Outcome.retryMillis(later) >= 1 && Outcome.retryMillis(later) <= year / 2, later + "");
+        assertTrue(passesAt(limit / 2 + 1, limit, year / 2 + Outcome.retryMillis(later), limit, year));
+    }
+
+    /** Whether a retry {@code at} ms after the current window began passes, no other call in between. */
+    private static boolean passesAt(long count, long previous, long at, long limit, long window) {
+        if (at < window) {
+            return Outcome.isAllowed(SlidingWindowLimit.decide(count, previous, at, limit, window));
+        }
+        // the next window: this one's allowed calls carried (the rejected ones were taken out)
+        long allowedHere = Math.min(count - 1, limit);
+        return Outcome.isAllowed(SlidingWindowLimit.decide(1, allowedHere, at - window, limit, window));
     }
 }

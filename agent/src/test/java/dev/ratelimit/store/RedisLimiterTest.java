@@ -309,6 +309,34 @@ class RedisLimiterTest {
         }
     }
 
+    /**
+     * A sliding window's retry time, decided on the server's counts and clock, is the first moment
+     * a retry passes: for a call refused by the window's own count, a millisecond past the window's
+     * end (the carried share, rounded down, then leaves room), not half a window later, where the
+     * share taken exactly leaves room.
+     */
+    @Test
+    void aSlidingWindowsRetryFromTheServerIsTheFirstMomentARetryPasses() throws Exception {
+        RedisLimiter limiter = limiter(Algorithm.SLIDING_WINDOW, "    limit: 2\n    window: 1m");
+        try (Jedis jedis = server.client()) {
+            if (msLeftInMinute(jedis) < 3_000) {
+                Thread.sleep(msLeftInMinute(jedis) + 50);
+            }
+            jedis.hset("rl:{r|own-count}:sliding-window:1m", Map.of("w", Long.toString(minuteId(jedis)), "c", "2", "p", "0"));
+            long rejected = limiter.acquire("own-count");
+            long msLeft = msLeftInMinute(jedis);
+            assertFalse(Outcome.isAllowed(rejected));
+            assertTrue(Math.abs(Outcome.retryMillis(rejected) - msLeft) < 1_000,
+                    Outcome.retryMillis(rejected) + " ms, the window ends in " + msLeft);
+        }
+    }
+
+    private static long msLeftInMinute(Jedis jedis) {
+        List<String> time = jedis.time();
+        long nowMillis = Long.parseLong(time.get(0)) * 1000L + Long.parseLong(time.get(1)) / 1000L;
+        return 60_000L - nowMillis % 60_000L;
+    }
+
     /** The id of the server's current one-minute window. */
     private static long minuteId(Jedis jedis) {
         List<String> time = jedis.time();
