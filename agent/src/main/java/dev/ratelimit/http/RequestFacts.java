@@ -100,7 +100,8 @@ final class RequestFacts implements RequestKeys {
             // (one field holding final ones: an async dispatch on another thread reads it too)
             KeyedCredential keyed = credential;
             if (keyed == null || !keyed.value.equals(value)) {
-                keyed = new KeyedCredential(value, digest(credentials(value)));
+                keyed = new KeyedCredential(value, api.headers(request, name).size() > 1
+                        ? SEVERAL_CREDENTIALS : digest(credentials(value)));
                 credential = keyed;
             }
             return keyed.key;
@@ -112,6 +113,16 @@ final class RequestFacts implements RequestKeys {
         }
         return value;
     }
+
+    /**
+     * The one key of every request that carries a credential header more than once. The field is
+     * a singleton (RFC 9110), so no client sends it twice, and servers do not agree on which line
+     * counts: Tomcat, Jetty and Spring Security read the first, Undertow's BASIC mechanism the first
+     * that is Basic. Keyed on either, a client varied the other line and had a fresh budget for
+     * each request; so all such requests share one key (a line break, which no header value can
+     * hold, makes it apart from every credential's).
+     */
+    private static final String SEVERAL_CREDENTIALS = digest("\n");
 
     /** Headers that carry a credential (RFC 9110, section 11): keyed on their digest. */
     private static boolean isCredentials(String name) {
@@ -154,9 +165,11 @@ final class RequestFacts implements RequestKeys {
             if (schemeEnd - start == 5 && value.regionMatches(true, start, "basic", 0, 5)) {
                 // Basic's user:password in Base64, which decoders (java.util.Base64, Spring
                 // Security's) read with or without padding and whatever the unused bits of the
-                // last character: one user:password was up to 32 spellings, each its own budget
+                // last character: one user:password was up to 32 spellings, each its own budget.
+                // Undertow's (FlexBase64) also skips spaces and tabs anywhere and ignores
+                // everything from the first '=': read as the most lenient decoder reads it
                 try {
-                    token = Base64.getEncoder().encodeToString(Base64.getDecoder().decode(token));
+                    token = Base64.getEncoder().encodeToString(Base64.getDecoder().decode(base64Digits(token)));
                 } catch (IllegalArgumentException notBase64) {
                     // kept as sent: no decoder takes it for a credential either
                 }
@@ -164,6 +177,25 @@ final class RequestFacts implements RequestKeys {
             text.append(token);
         }
         return text.toString();
+    }
+
+    /**
+     * The Base64 digits of a Basic token as the most lenient decoder reads them: spaces and tabs
+     * left out, and nothing from the first {@code =} on (unless the token starts with one, which
+     * no decoder takes).
+     */
+    private static String base64Digits(String token) {
+        StringBuilder digits = new StringBuilder(token.length());
+        for (int i = 0; i < token.length(); i++) {
+            char c = token.charAt(i);
+            if (c == '=' && digits.length() > 0) {
+                break;
+            }
+            if (!isSpace(c)) {
+                digits.append(c);
+            }
+        }
+        return digits.toString();
     }
 
     private static boolean isSpace(char c) {

@@ -63,8 +63,6 @@ class UndertowBasicAuthIT {
                     {"Authorization: Basic YWxpY2U6cHc=whatever"},
                     {"Authorization: Basic YWxp Y2U6cHc="},
                     {"Authorization: Basic YWxpY2U6cHc=="},
-                    {"Authorization: Bearer r1", "Authorization: " + ALICE},
-                    {"Authorization: Bearer r2", "Authorization: " + ALICE},
             };
             List<String> passed = new ArrayList<>();
             for (String[] spelling : spellings) {
@@ -75,6 +73,16 @@ class UndertowBasicAuthIT {
                 }
             }
             assertEquals(List.of(), passed, "spellings of alice:pw that Undertow authenticated with a fresh budget");
+            // Undertow authenticates with the first Basic line, whatever line comes before it: a
+            // varied line in front of alice's was a fresh budget per request (all 6 passed). All
+            // requests with several lines now share one key: at most a limit's worth pass
+            int severalPassed = 0;
+            for (int i = 0; i < 6; i++) {
+                int status = status(port, "Authorization: Bearer r" + i, "Authorization: " + ALICE);
+                assertTrue(status == 200 || status == 429, "two lines: " + status);
+                severalPassed += status == 200 ? 1 : 0;
+            }
+            assertTrue(severalPassed <= 3, severalPassed + " of 6 requests with a varied first line passed");
         } finally {
             process.destroy();
             if (!process.waitFor(10, TimeUnit.SECONDS)) {
