@@ -237,19 +237,31 @@ final class RuleFileReader {
         }
         RuleReader ruleReader = new RuleReader(reader, storeOnError);
         Map<String, Node> names = new HashMap<>();
+        Map<String, Node> namedItems = new HashMap<>();
         List<RuleConfig> rules = new ArrayList<>();
         for (int i = 0; i < items.size(); i++) {
-            RuleReader.Result result = ruleReader.read(items.get(i), i + 1);
+            Node item = items.get(i);
+            RuleReader.Result result = ruleReader.read(item, i + 1);
             if (result.nameNode != null) {
                 Node first = names.putIfAbsent(result.name, result.nameNode);
-                if (first != null) {
+                if (first == null) {
+                    namedItems.put(result.name, item);
+                } else {
                     int line = first.getStartMark().map(m -> m.getLine() + 1).orElse(0);
-                    // an alias (*a) of a whole rule is the anchored node itself, with the anchor's
-                    // position: name the item, or the message said line 3 repeated line 3
-                    errors.add(result.nameNode, first == result.nameNode
-                            ? "duplicate rule name '" + result.name + "': item " + (i + 1) + " of rules is an alias"
-                                    + " of the rule on line " + line + "; each rule needs a name of its own"
-                            : "duplicate rule name '" + result.name + "' (first used on line " + line + ")");
+                    String duplicate = "duplicate rule name '" + result.name + "'";
+                    if (first != result.nameNode) {
+                        errors.add(result.nameNode, duplicate + " (first used on line " + line + ")");
+                    } else if (namedItems.get(result.name) == item) {
+                        // an alias (*a) of a whole rule is the anchored node itself, with the
+                        // anchor's position: name the item, or the message said line 3 repeated line 3
+                        errors.add(first, duplicate + ": item " + (i + 1) + " of rules is an alias of the rule on line "
+                                + line + "; each rule needs a name of its own");
+                    } else {
+                        // the item is a rule of its own whose name is the first one's, through an
+                        // alias (name: *n) or a merge (<<: *a): its own position says where
+                        errors.add(item, duplicate + ": item " + (i + 1) + " of rules takes the name on line "
+                                + line + " through an alias or a merge (<<); each rule needs a name of its own");
+                    }
                     continue;
                 }
             }

@@ -402,6 +402,23 @@ class ConfigLoaderTest {
                 "duplicate rule name 'a': item 2 of rules is an alias of the rule on line 3; each rule needs a name of its own");
     }
 
+    /**
+     * A rule of its own whose name comes through an alias ({@code name: *n}) or a merge
+     * ({@code <<: *a}) is positioned at its own item and says how: it is not an alias of the rule
+     * (the message said so), and the name's position is the first rule's.
+     */
+    @Test
+    void aNameTakenThroughAnAliasOrAMergeNamesTheItemAndHow() {
+        assertError("version: 1\nrules:\n  - {name: &n a, key: global, limit: 1, window: 1s}\n"
+                + "  - {name: *n, key: global, limit: 2, window: 1s}\n", 4, 5,
+                "duplicate rule name 'a': item 2 of rules takes the name on line 3 through an alias or a merge (<<);"
+                        + " each rule needs a name of its own");
+        assertError("version: 1\nrules:\n  - &r {name: a, key: global, limit: 1, window: 1s}\n"
+                + "  - {<<: *r, limit: 2}\n", 4, 5,
+                "duplicate rule name 'a': item 2 of rules takes the name on line 3 through an alias or a merge (<<);"
+                        + " each rule needs a name of its own");
+    }
+
     @Test
     void duplicateMappingKey() {
         assertError("version: 1\nstore:\n  max-keys: 5\n  max-keys: 6\n", 4, 3,
