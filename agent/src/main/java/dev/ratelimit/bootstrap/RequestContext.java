@@ -36,6 +36,12 @@ public final class RequestContext {
         public Object calls;
         /** How deep {@link #calls} was when the request being served began. */
         public int callsAtRequest;
+        /**
+         * Whether the thread is reading a rule's key (an argument's getter or toString, the
+         * principal's name): a limited method called meanwhile is the agent's call, and is not
+         * counted.
+         */
+        public boolean readingKey;
 
         Slot() {
         }

@@ -179,6 +179,9 @@ final class MethodSites implements MethodGate {
             return null;
         }
         RequestContext.Slot slot = RequestContext.slot();
+        if (slot.readingKey) {
+            return null; // called by a key being read (a getter of the key's): the agent's call, not counted
+        }
         Object facts = slot.request;
         RequestKeys request = facts instanceof RequestKeys ? (RequestKeys) facts : null;
         // kept small, so that the JIT inlines it into the woven method: rules that nest, and

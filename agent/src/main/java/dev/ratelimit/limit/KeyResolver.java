@@ -1,6 +1,7 @@
 package dev.ratelimit.limit;
 
 import dev.ratelimit.Hex;
+import dev.ratelimit.bootstrap.RequestContext;
 import dev.ratelimit.config.KeyPart;
 import dev.ratelimit.config.KeySpec;
 import dev.ratelimit.config.TokenSource;
@@ -49,7 +50,20 @@ public final class KeyResolver {
             case CLIENT_IP:
                 return (args, request) -> request == null ? null : request.clientIp();
             case PRINCIPAL:
-                return (args, request) -> request == null ? null : request.principal();
+                return (args, request) -> {
+                    if (request == null) {
+                        return null;
+                    }
+                    // the application's Principal.getName: the agent's call, as for an argument's property
+                    RequestContext.Slot slot = RequestContext.slot();
+                    boolean reading = slot.readingKey;
+                    slot.readingKey = true;
+                    try {
+                        return request.principal();
+                    } finally {
+                        slot.readingKey = reading;
+                    }
+                };
             case HEADER: {
                 String name = part.headerName();
                 return (args, request) -> request == null ? null : request.header(name);
@@ -62,11 +76,27 @@ public final class KeyResolver {
                         throw new IllegalStateException("the key names argument " + index
                                 + " but the method has " + (args == null ? 0 : args.length));
                     }
-                    Object value = path.read(args[index]);
+                    Object root = args[index];
+                    if (root == null || (root instanceof String && path.isEmpty())) {
+                        return (String) root; // no application code runs: the common arg0 on a String
+                    }
+                    // The getters and toString a key reads are the agent's calls, not the
+                    // application's: a limited method among them (a rule naming Order#getId beside
+                    // one keyed arg0.id) is not counted while the thread reads a key. It was: the
+                    // reads spent its budget, and once spent its rejection made the keyed rule let
+                    // every call through as an agent error.
+                    RequestContext.Slot slot = RequestContext.slot();
+                    boolean reading = slot.readingKey;
+                    slot.readingKey = true;
                     try {
-                        return value == null ? null : text(value);
-                    } catch (RuntimeException | Error e) {
-                        throw ThrownByApplication.report("the key's " + value.getClass().getName() + ".toString()", e);
+                        Object value = path.read(root);
+                        try {
+                            return value == null ? null : text(value);
+                        } catch (RuntimeException | Error e) {
+                            throw ThrownByApplication.report("the key's " + value.getClass().getName() + ".toString()", e);
+                        }
+                    } finally {
+                        slot.readingKey = reading;
                     }
                 };
             }

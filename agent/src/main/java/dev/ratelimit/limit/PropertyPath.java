@@ -52,6 +52,11 @@ final class PropertyPath {
     }
 
     /** Steps, for tests: how many classes each has been looked up in. */
+    /** Whether the path reads nothing: the argument itself is the value. */
+    boolean isEmpty() {
+        return steps.length == 0;
+    }
+
     Step step(int index) {
         return steps[index];
     }
