@@ -250,6 +250,53 @@ class MethodSitesTest {
         }
     }
 
+    /**
+     * A method that calls itself through a lambda or a method reference of its own
+     * ({@code kids.forEach(k -> walk(k))}, {@code kids.forEach(this::walk)}) calls itself as the
+     * README means it: the call is in its code as written. javac puts a lambda's body in a
+     * synthetic method of the class, so the scan once found no such call, the rule did not nest,
+     * and a tree walk of four nodes took four calls of a limit of 3, and was refused.
+     */
+    @Test
+    void theSelfCallScanFindsRecursionThroughItsOwnLambdasAndMethodReferences() throws Exception {
+        byte[] classFile;
+        try (var in = LOADER.getResourceAsStream(LambdaRecursion.class.getName().replace('.', '/') + ".class")) {
+            classFile = in.readAllBytes();
+        }
+        Set<String> found = LimitedMethodTransformer.callingThemselves(classFile);
+        String node = "(L" + LambdaRecursion.class.getName().replace('.', '/') + ";)V";
+        assertTrue(found.contains("walk" + node), found::toString);
+        assertTrue(found.contains("walkRef" + node), found::toString);
+        assertTrue(found.contains("nested" + node), found::toString);
+        assertFalse(found.contains("other" + node), found::toString);
+        assertFalse(found.contains("elsewhere" + node), found::toString);
+    }
+
+    @SuppressWarnings("unused")
+    static class LambdaRecursion {
+        final java.util.List<LambdaRecursion> kids = new java.util.ArrayList<>();
+
+        void walk(LambdaRecursion t) {
+            t.kids.forEach(k -> walk(k));
+        }
+
+        void walkRef(LambdaRecursion t) {
+            t.kids.forEach(this::walkRef);
+        }
+
+        void nested(LambdaRecursion t) {
+            t.kids.forEach(k -> k.kids.forEach(g -> nested(g)));
+        }
+
+        void other(LambdaRecursion t) {
+            t.kids.forEach(k -> walk(k)); // calls walk, not itself
+        }
+
+        void elsewhere(LambdaRecursion t) {
+            t.kids.forEach(this::walkRef); // a reference to another method
+        }
+    }
+
     private static final String KEYED_THEN_EVERYONE = "  - name: keyed\n    match:\n      method: app.Svc#send\n"
             + "    key: arg0.name\n    limit: 100\n    window: 1h\n"
             + "  - name: everyone\n    match:\n      method: app.Svc#send\n    limit: 1\n    window: 1h\n";
