@@ -156,10 +156,27 @@ final class LimitedMethodTransformer {
      * The methods of a class file ({@code name + descriptor}) whose code calls a method of the same
      * name and descriptor, on any owner: a method that may call itself, directly or through an
      * override. A rule bound to one only of those still nests (see {@link MethodSites}).
+     *
+     * <p>The code of a method includes its own lambdas and method references, as written: javac
+     * compiles {@code kids.forEach(k -> walk(k))} to a synthetic {@code lambda$walk$0} of the
+     * class, and {@code kids.forEach(this::walk)} to an {@code invokedynamic} naming {@code walk};
+     * neither is a call instruction in {@code walk}, so a tree walk through either once counted
+     * each node as a call of its own. A method handle of the class's own that the method's
+     * {@code invokedynamic} names is followed into that method when it is synthetic (a lambda's
+     * body, itself perhaps holding a lambda), and is a call to the method when it names it.
      */
     static Set<String> callingThemselves(byte[] classFile) {
-        Set<String> found = new HashSet<>();
+        Map<String, Set<String>> calls = new HashMap<>();
+        Map<String, Set<String>> handles = new HashMap<>();
+        Set<String> synthetic = new HashSet<>();
+        String[] owner = new String[1];
         OpenedClassReader.of(classFile).accept(new ClassVisitor(OpenedClassReader.ASM_API) {
+            @Override
+            public void visit(int version, int access, String name, String signature, String superName,
+                    String[] interfaces) {
+                owner[0] = name;
+            }
+
             @Override
             public MethodVisitor visitMethod(int access, String name, String descriptor, String signature,
                     String[] exceptions) {
@@ -167,17 +184,59 @@ final class LimitedMethodTransformer {
                     return null; // constructors and initialisers are never limited
                 }
                 String self = name + descriptor;
+                if ((access & net.bytebuddy.jar.asm.Opcodes.ACC_SYNTHETIC) != 0) {
+                    synthetic.add(self);
+                }
+                Set<String> called = calls.computeIfAbsent(self, any -> new HashSet<>());
+                Set<String> referenced = handles.computeIfAbsent(self, any -> new HashSet<>());
                 return new MethodVisitor(OpenedClassReader.ASM_API) {
                     @Override
-                    public void visitMethodInsn(int opcode, String owner, String calledName, String calledDescriptor,
-                            boolean isInterface) {
-                        if (calledName.equals(name) && calledDescriptor.equals(descriptor)) {
-                            found.add(self);
+                    public void visitMethodInsn(int opcode, String calledOwner, String calledName,
+                            String calledDescriptor, boolean isInterface) {
+                        called.add(calledName + calledDescriptor);
+                    }
+
+                    @Override
+                    public void visitInvokeDynamicInsn(String indyName, String indyDescriptor,
+                            net.bytebuddy.jar.asm.Handle bootstrap, Object... arguments) {
+                        for (Object argument : arguments) {
+                            if (argument instanceof net.bytebuddy.jar.asm.Handle) {
+                                net.bytebuddy.jar.asm.Handle handle = (net.bytebuddy.jar.asm.Handle) argument;
+                                if (handle.getOwner().equals(owner[0])) {
+                                    referenced.add(handle.getName() + handle.getDesc());
+                                }
+                            }
                         }
                     }
                 };
             }
         }, ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
+        Set<String> found = new HashSet<>();
+        for (String self : calls.keySet()) {
+            if (synthetic.contains(self)) {
+                continue; // never limited
+            }
+            // the method, then the lambdas of its own it names, and theirs
+            java.util.ArrayDeque<String> code = new java.util.ArrayDeque<>();
+            Set<String> seen = new HashSet<>();
+            code.add(self);
+            while (!code.isEmpty() && !found.contains(self)) {
+                String method = code.poll();
+                if (!seen.add(method)) {
+                    continue;
+                }
+                if (calls.getOrDefault(method, Set.of()).contains(self)) {
+                    found.add(self);
+                }
+                for (String named : handles.getOrDefault(method, Set.of())) {
+                    if (named.equals(self)) {
+                        found.add(self);
+                    } else if (synthetic.contains(named)) {
+                        code.add(named);
+                    }
+                }
+            }
+        }
         return found;
     }
 
