@@ -64,6 +64,40 @@ class RuleBookTest {
     }
 
     /**
+     * Overloads share their default name, and so their inline rule: the first one bound makes
+     * it, and its limit and key count the other's calls too. An overload whose annotation says
+     * something else ({@code key = "arg1"}, another limit) was counted under the first one's
+     * settings without a word; the agent now warns once, naming the rule and the method. An
+     * overload that says the same, or the transformer's probe, is not warned about.
+     */
+    @Test
+    void anOverloadWhoseInlineSettingsDifferFromItsSharedRuleIsWarnedAbout() throws Exception {
+        RuleSet rules = ConfigLoader.parse("version: 1\nrules: []\n", "r.yaml", Path.of("."), name -> null);
+        RuleBook book = new RuleBook(rules, LimiterFactory.of(rules.store()), null, () -> { });
+        MethodSite first = new MethodSite(1, "app.Svc", "send", "Svc", 1, true, false,
+                new MethodSite.AnnotationValues("", 2, "1h", "arg0"));
+        MethodSite same = new MethodSite(2, "app.Svc", "send", "Svc", 3, true, false,
+                new MethodSite.AnnotationValues("", 2, "1h", "arg0"));
+        MethodSite probe = new MethodSite(-1, "app.Svc", "send", "Svc", 2, false, false,
+                new MethodSite.AnnotationValues("", 5, "1h", "arg1"));
+        MethodSite other = new MethodSite(3, "app.Svc", "send", "Svc", 2, true, false,
+                new MethodSite.AnnotationValues("", 5, "1h", "arg1"));
+        List<String> warnings;
+        try (LogCapture capture = LogCapture.open()) {
+            ActiveRule rule = book.rulesFor(first)[0];
+            assertSame(rule, book.rulesFor(same)[0]);
+            book.rulesFor(probe);
+            assertEquals(List.of(), capture.messages(java.util.logging.Level.WARNING));
+            assertSame(rule, book.rulesFor(other)[0]); // still shared, as the README says
+            book.rulesFor(other);
+            warnings = capture.messages(java.util.logging.Level.WARNING);
+        }
+        assertEquals(1, warnings.size(), warnings::toString);
+        assertTrue(warnings.get(0).contains("'Svc#send'") && warnings.get(0).contains("app.Svc#send"),
+                warnings::toString);
+    }
+
+    /**
      * An annotated method's default name is {@code SimpleClassName#method} whatever the class is
      * called, and its inline rule is made under that name. A class named {@code _Legacy} or
      * {@code Überweisung}, legal Java, once had its method left unlimited with a warning: the
