@@ -266,8 +266,32 @@ final class RuleBook {
             if (rule != null) {
                 onNewRule.run();
             }
+        } else if (site.id >= 0) {
+            warnIfSettingsDiffer(rule, site);
         }
         return rule;
+    }
+
+    /**
+     * An inline rule is shared by every method of its default name (overloads; classes of one
+     * simple name): it has the settings of the first one bound. A method whose annotation says
+     * otherwise is counted under them, which the agent says once per rule and method.
+     */
+    private void warnIfSettingsDiffer(ActiveRule rule, MethodSite site) {
+        MethodSite.AnnotationValues values = site.annotation;
+        RuleConfig own;
+        try {
+            own = RuleConfig.inline(rule.name(), KeySpec.parse(values.key),
+                    List.of(new LimitSpec(values.limit, Durations.parse(values.window))), rule.config().onError());
+        } catch (IllegalArgumentException unusable) {
+            own = null;
+        }
+        if (own == null || !own.equals(rule.config())) {
+            warnOnce("inline-differs:" + rule.name() + ":" + site, "@RateLimited on " + site + " declares other"
+                    + " settings than the inline rule '" + rule.name() + "' it shares with the first method of that"
+                    + " name (" + rule.config().describe() + "); its calls are counted under those: give it a rule"
+                    + " by name (@RateLimited(\"...\")) to limit it apart");
+        }
     }
 
     private ActiveRule inlineRule(String name, MethodSite site) {
