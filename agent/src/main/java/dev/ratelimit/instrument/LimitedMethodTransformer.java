@@ -1,6 +1,7 @@
 package dev.ratelimit.instrument;
 
 import dev.ratelimit.bootstrap.RateLimitBridge;
+import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -16,7 +17,9 @@ import net.bytebuddy.implementation.bytecode.assign.Assigner;
 import net.bytebuddy.implementation.bytecode.constant.IntegerConstant;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
+import net.bytebuddy.jar.asm.Handle;
 import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
 import net.bytebuddy.matcher.ElementMatcher;
 import net.bytebuddy.pool.TypePool;
 import net.bytebuddy.utility.OpenedClassReader;
@@ -184,7 +187,7 @@ final class LimitedMethodTransformer {
                     return null; // constructors and initialisers are never limited
                 }
                 String self = name + descriptor;
-                if ((access & net.bytebuddy.jar.asm.Opcodes.ACC_SYNTHETIC) != 0) {
+                if ((access & Opcodes.ACC_SYNTHETIC) != 0) {
                     synthetic.add(self);
                 }
                 Set<String> called = calls.computeIfAbsent(self, any -> new HashSet<>());
@@ -198,10 +201,10 @@ final class LimitedMethodTransformer {
 
                     @Override
                     public void visitInvokeDynamicInsn(String indyName, String indyDescriptor,
-                            net.bytebuddy.jar.asm.Handle bootstrap, Object... arguments) {
+                            Handle bootstrap, Object... arguments) {
                         for (Object argument : arguments) {
-                            if (argument instanceof net.bytebuddy.jar.asm.Handle) {
-                                net.bytebuddy.jar.asm.Handle handle = (net.bytebuddy.jar.asm.Handle) argument;
+                            if (argument instanceof Handle) {
+                                Handle handle = (Handle) argument;
                                 if (handle.getOwner().equals(owner[0])) {
                                     referenced.add(handle.getName() + handle.getDesc());
                                 }
@@ -217,7 +220,7 @@ final class LimitedMethodTransformer {
                 continue; // never limited
             }
             // the method, then the lambdas of its own it names, and theirs
-            java.util.ArrayDeque<String> code = new java.util.ArrayDeque<>();
+            ArrayDeque<String> code = new ArrayDeque<>();
             Set<String> seen = new HashSet<>();
             code.add(self);
             while (!code.isEmpty() && !found.contains(self)) {

@@ -51,12 +51,12 @@ final class PropertyPath {
         return value;
     }
 
-    /** Steps, for tests: how many classes each has been looked up in. */
     /** Whether the path reads nothing: the argument itself is the value. */
     boolean isEmpty() {
         return steps.length == 0;
     }
 
+    /** Steps, for tests: how many classes each has been looked up in. */
     Step step(int index) {
         return steps[index];
     }
