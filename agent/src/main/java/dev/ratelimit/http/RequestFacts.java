@@ -181,8 +181,8 @@ final class RequestFacts implements RequestKeys {
 
     /**
      * The Base64 digits of a Basic token as the most lenient decoder reads them: spaces and tabs
-     * left out, and nothing from the first {@code =} on (unless the token starts with one, which
-     * no decoder takes).
+     * left out, nothing from the first {@code =} on (unless the token starts with one, which no
+     * decoder takes), and no digit dangling after the last group of four.
      */
     private static String base64Digits(String token) {
         StringBuilder digits = new StringBuilder(token.length());
@@ -194,6 +194,11 @@ final class RequestFacts implements RequestKeys {
             if (!isSpace(c)) {
                 digits.append(c);
             }
+        }
+        if (digits.length() % 4 == 1 && digits.charAt(0) != '=') {
+            // a digit left over after the last group of four carries 6 bits, no whole byte:
+            // FlexBase64 drops it (java.util.Base64 refuses the token), so it is no part of the key
+            digits.setLength(digits.length() - 1);
         }
         return digits.toString();
     }

@@ -58,6 +58,25 @@ class UndertowBasicCredentialKeysTest {
     }
 
     /**
+     * FlexBase64 also decodes a token whose digits leave one over after the last group of four:
+     * the dangling digit (6 bits, no whole byte) is dropped, where java.util.Base64 refuses the
+     * token. A user:password of a multiple of 3 bytes ({@code alice:pwd}, 12 digits) then has a
+     * 13th digit of the client's choosing, and spaces anywhere: Undertow authenticates each as
+     * alice, and the agent, finding no Base64 in it, kept each as sent, a fresh key apiece.
+     */
+    @Test
+    void aDanglingDigitUndertowDropsIsNoFreshKey() throws Exception {
+        HttpRequests gate = gate();
+        String expected = key(gate, "Basic YWxpY2U6cHdk");
+        for (String spelling : new String[] {
+                "Basic YWxpY2U6cHdkX", "Basic YWxpY2U6cHdkQ", "Basic YWxp Y2U6cHdkX", "Basic YWxpY2U6 cHdkX",
+                "Basic Y W x p Y 2 U 6 c H d k /"}) {
+            assertEquals("alice:pwd", undertowDecodes(spelling.substring("Basic ".length())), spelling);
+            assertEquals(expected, key(gate, spelling), spelling);
+        }
+    }
+
+    /**
      * Undertow authenticates with the first line that is Basic, whatever comes before it; other
      * containers and Spring Security read the first line. A request with several lines is not
      * one credential spelled one way: varying a line it does not key on must not give a fresh key.
