@@ -64,13 +64,25 @@ final class SlidingWindowLimit extends EpochWindowLimit {
 
     /**
      * The largest {@code s >= 0} with {@code c * s < a * b}, for {@code a, b >= 1} and {@code c >=
-     * 1}; in doubles where the product does not fit a long, as {@link #mulDiv}.
+     * 1}: with {@code c * s / b} rounded as {@link #mulDiv} rounds it, the largest {@code s} with
+     * {@code mulDiv(c, s, b) < a}, which the decision at {@code s} ms left checks.
      */
     static long largestBelow(long a, long b, long c) {
         if (b <= Long.MAX_VALUE / a) {
             return (a * b - 1) / c;
         }
-        return Math.max(0, (long) Math.ceil((double) a * (double) b / (double) c) - 1);
+        // estimated in doubles, then moved to where mulDiv, which rounds in doubles too once c * s
+        // does not fit a long, says so: the estimate alone was a millisecond early at times (a
+        // limit of about 1000 a second over 366 days). mulDiv does not decrease as s grows, and
+        // the estimate is off by a step or two
+        long s = Math.max(0, (long) Math.ceil((double) a * (double) b / (double) c) - 1);
+        while (s > 0 && mulDiv(c, s, b) >= a) {
+            s--;
+        }
+        while (mulDiv(c, s + 1, b) < a) {
+            s++;
+        }
+        return s;
     }
 
     /**

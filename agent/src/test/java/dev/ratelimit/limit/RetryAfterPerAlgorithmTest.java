@@ -98,6 +98,34 @@ class RetryAfterPerAlgorithmTest {
         assertTrue(passesAt(limit / 2 + 1, limit, year / 2 + Outcome.retryMillis(later), limit, year));
     }
 
+    /**
+     * Where the previous window's count times the milliseconds left overflows a long, the decision
+     * rounds the carried share in doubles: the retry time must be worked out with that rounding
+     * too. Limits of about 1000 a second over 366 days (and one over 42 days): each was told a
+     * millisecond at which the retry is refused, passing a millisecond later.
+     */
+    @Test
+    void aSlidingWindowsRetryTimeIsExactWhereTheDecisionRoundsInDoubles() {
+        long[][] cases = {
+                // limit, window, previous, count, elapsed
+                {31_622_574_916L, 31_622_400_000L, 31_622_400_000L, 541_076, 95_040},
+                {31_622_475_427L, 31_622_400_000L, 31_622_400_000L, 899_874, 758_167},
+                {94_867_922_517L, 31_622_400_000L, 94_867_200_000L, 908_623, 53_798},
+                {7_377_712_575L, 3_688_567_809L, 7_377_135_618L, 625_996, 10_895},
+                {6_087_752_361L, 3_043_741_990L, 6_087_483_980L, 972_346, 215_013},
+        };
+        for (long[] c : cases) {
+            long limit = c[0], window = c[1], previous = c[2], count = c[3], elapsed = c[4];
+            long outcome = SlidingWindowLimit.decide(count, previous, elapsed, limit, window);
+            assertFalse(Outcome.isAllowed(outcome));
+            long retry = Outcome.retryMillis(outcome);
+            String at = "limit " + limit + ", window " + window + ", previous " + previous + ", count " + count
+                    + ", " + elapsed + " ms in: told " + retry + " ms";
+            assertTrue(passesAt(count, previous, elapsed + retry, limit, window), at);
+            assertFalse(passesAt(count, previous, elapsed + retry - 1, limit, window), at);
+        }
+    }
+
     /** Whether a retry {@code at} ms after the current window began passes, no other call in between. */
     private static boolean passesAt(long count, long previous, long at, long limit, long window) {
         if (at < window) {
