@@ -100,7 +100,7 @@ final class RequestFacts implements RequestKeys {
             // (one field holding final ones: an async dispatch on another thread reads it too)
             KeyedCredential keyed = credential;
             if (keyed == null || !keyed.value.equals(value)) {
-                keyed = new KeyedCredential(value, api.headers(request, name).size() > 1
+                keyed = new KeyedCredential(value, api.repeated(request, name)
                         ? SEVERAL_CREDENTIALS : digest(credentials(value)));
                 credential = keyed;
             }

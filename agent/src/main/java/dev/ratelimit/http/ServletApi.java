@@ -137,6 +137,16 @@ final class ServletApi {
         return list;
     }
 
+    /** Whether the request carries header {@code name} on more than one line. */
+    boolean repeated(Object request, String name) {
+        Enumeration<?> values = calls.headers(request, name);
+        if (values == null || !values.hasMoreElements()) {
+            return false;
+        }
+        values.nextElement();
+        return values.hasMoreElements();
+    }
+
     String principal(Object request) {
         Principal principal = calls.userPrincipal(request);
         if (principal == null) {
