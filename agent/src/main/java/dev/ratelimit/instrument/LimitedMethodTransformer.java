@@ -166,7 +166,9 @@ final class LimitedMethodTransformer {
      * neither is a call instruction in {@code walk}, so a tree walk through either once counted
      * each node as a call of its own. A method handle of the class's own that the method's
      * {@code invokedynamic} names is followed into that method when it is synthetic (a lambda's
-     * body, itself perhaps holding a lambda), and is a call to the method when it names it.
+     * body, itself perhaps holding a lambda), and is a call to the method when it names it; a
+     * handle naming its name and descriptor on another owner ({@code next::visit}, a delegate's)
+     * is a call too, as {@code k -> next.visit(k)} is.
      */
     static Set<String> callingThemselves(byte[] classFile) {
         Map<String, Set<String>> calls = new HashMap<>();
@@ -205,8 +207,13 @@ final class LimitedMethodTransformer {
                         for (Object argument : arguments) {
                             if (argument instanceof Handle) {
                                 Handle handle = (Handle) argument;
+                                String named = handle.getName() + handle.getDesc();
                                 if (handle.getOwner().equals(owner[0])) {
-                                    referenced.add(handle.getName() + handle.getDesc());
+                                    referenced.add(named); // perhaps a lambda of its own, to follow
+                                } else {
+                                    // a reference to another owner's method (next::visit) is a
+                                    // call as much as next.visit(k) is: any owner, as for calls
+                                    called.add(named);
                                 }
                             }
                         }
