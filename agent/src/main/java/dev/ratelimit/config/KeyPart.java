@@ -135,12 +135,15 @@ public final class KeyPart {
         }
         KeyPart that = (KeyPart) other;
         return kind == that.kind && argumentIndex == that.argumentIndex
-                && Objects.equals(headerName, that.headerName) && propertyPath.equals(that.propertyPath);
+                && (headerName == null ? that.headerName == null : headerName.equalsIgnoreCase(that.headerName))
+                && propertyPath.equals(that.propertyPath);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(kind, headerName, argumentIndex, propertyPath);
+        // header names are case-insensitive: header:X-Tenant and header:x-tenant read one header
+        return Objects.hash(kind, headerName == null ? null : headerName.toLowerCase(java.util.Locale.ROOT),
+                argumentIndex, propertyPath);
     }
 
     /** The key as written in the rule file. */
