@@ -80,6 +80,12 @@ public final class KeyResolver {
                     if (root == null || (root instanceof String && path.isEmpty())) {
                         return (String) root; // no application code runs: the common arg0 on a String
                     }
+                    if (path.isEmpty() && (root instanceof Long || root instanceof Integer
+                            || root instanceof java.util.UUID || root instanceof Enum)) {
+                        // nor here (final classes' toString, Enum's final name()): the common ids
+                        // skip the second thread-local look-up and the flag's try/finally
+                        return text(root);
+                    }
                     // The getters and toString a key reads are the agent's calls, not the
                     // application's: a limited method among them (a rule naming Order#getId beside
                     // one keyed arg0.id) is not counted while the thread reads a key. It was: the
