@@ -11,7 +11,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The warning for an overload whose @RateLimited settings differ from the inline rule it shares. */
-class InlineSettingsWarningReviewTest {
+class InlineSettingsWarningTest {
 
     private static List<String> warningsFor(String firstWindow, String firstKey, String secondWindow, String secondKey)
             throws Exception {

@@ -13,8 +13,8 @@ import org.junit.jupiter.api.Test;
  * its own name and descriptor", on any owner (a delegate's, an override's). A method reference
  * is such a call as much as the lambda {@code k -> next.visit(k)} is.
  */
-class SelfCallScanReviewTest {
-    private static final ClassLoader LOADER = SelfCallScanReviewTest.class.getClassLoader();
+class SelfCallScanTest {
+    private static final ClassLoader LOADER = SelfCallScanTest.class.getClassLoader();
 
     private static Set<String> scan(Class<?> type) throws Exception {
         try (var in = LOADER.getResourceAsStream(type.getName().replace('.', '/') + ".class")) {
