@@ -395,6 +395,37 @@ class HttpSuiteIT {
         }
     }
 
+    /**
+     * A method rule refuses a call after the application began its own response: a header, a
+     * character encoding (here UTF-16, ISO-8859-1) and a few bytes, nothing committed. The 429
+     * replaces all of it: its Content-Type is application/problem+json as the README shows it,
+     * with no charset of the application's left on it (the body is UTF-8; a client that honours
+     * {@code charset=UTF-16} decodes it as something that is not JSON). Undertow 2.3's
+     * {@code reset()} keeps the encoding, and its {@code setContentType} appends it.
+     */
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("servletFixtures")
+    void a429AfterTheApplicationBeganItsResponseKeepsNoneOfItsCharset(WebApp.Container container, Path jdk)
+            throws Exception {
+        Path rules = Path.of(HttpSuiteIT.class.getResource("/http-rules.yaml").toURI());
+        // its own application, closed at the end: one forked container at a time
+        try (WebApp app = WebApp.start(container, jdk, rules, Map.of("RATELIMIT_INTERNAL_TOKEN", TOKEN), List.of())) {
+        for (String written : List.of("writer", "stream")) {
+            for (String charset : List.of("UTF-16", "ISO-8859-1")) {
+                String from = freshAddress();
+                String path = app.contextPath() + "/api/boom?written=" + written + "&charset=" + charset;
+                app.getFrom(from, app.contextPath() + "/api/boom"); // the one guarded call allowed
+                WebApp.Response rejected = app.getFrom(from, path);
+                assertEquals(429, rejected.status, rejected::toString);
+                assertNull(rejected.header("X-Partial"), rejected::toString);
+                assertEquals("application/problem+json", rejected.header("Content-Type"),
+                        () -> written + " " + charset + ": " + rejected);
+                assertTrue(rejected.body.startsWith("{\"type\":"), rejected::toString);
+            }
+        }
+        }
+    }
+
     @ParameterizedTest(name = "{0} on {1}")
     @MethodSource("servletFixtures")
     void aRejectionThrownByAMethodRuleBecomesA429AndMethodRulesSeeTheRequest(WebApp.Container container, Path jdk)
