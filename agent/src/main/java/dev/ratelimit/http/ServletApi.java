@@ -191,6 +191,13 @@ final class ServletApi {
     /** Replaces whatever the response holds with a complete response of this status and body. */
     void replace(Object response, int status, List<String[]> headerPairs, String contentType, byte[] body) {
         calls.reset(response);
+        // Undertow's reset() keeps a character encoding the application set, and its
+        // setContentType appends it: a UTF-8 body labelled "charset=UTF-16". Null unsets it.
+        try {
+            calls.setCharacterEncoding(response, null);
+        } catch (RuntimeException | LinkageError olderContainer) {
+            // a container that will not take null: the 429 is written all the same
+        }
         calls.setStatus(response, status);
         for (String[] pair : headerPairs) {
             calls.setHeader(response, pair[0], pair[1]);

@@ -71,6 +71,7 @@ public abstract class ServletCalls {
             targets.put("reset", servletResponse.getMethod("reset"));
             targets.put("setStatus", response.getMethod("setStatus", int.class));
             targets.put("setHeader", response.getMethod("setHeader", String.class, String.class));
+            targets.put("setCharacterEncoding", servletResponse.getMethod("setCharacterEncoding", String.class));
             targets.put("setContentType", servletResponse.getMethod("setContentType", String.class));
             targets.put("setContentLength", servletResponse.getMethod("setContentLength", int.class));
             targets.put("outputStream", servletResponse.getMethod("getOutputStream"));
@@ -239,6 +240,9 @@ public abstract class ServletCalls {
 
     public abstract void setHeader(Object response, String name, String value);
 
+    /** {@code setCharacterEncoding(charset)}; null: none (Servlet 6 says so; Tomcat 9, Jetty and Undertow do it before). */
+    public abstract void setCharacterEncoding(Object response, String charset);
+
     public abstract void setContentType(Object response, String type);
 
     public abstract void setContentLength(Object response, int length);
@@ -266,6 +270,7 @@ public abstract class ServletCalls {
         private final MethodHandle reset;
         private final MethodHandle setStatus;
         private final MethodHandle setHeader;
+        private final MethodHandle setCharacterEncoding;
         private final MethodHandle setContentType;
         private final MethodHandle setContentLength;
         private final MethodHandle outputStream;
@@ -290,6 +295,7 @@ public abstract class ServletCalls {
             reset = handle(api, "reset");
             setStatus = handle(api, "setStatus");
             setHeader = handle(api, "setHeader");
+            setCharacterEncoding = handle(api, "setCharacterEncoding");
             setContentType = handle(api, "setContentType");
             setContentLength = handle(api, "setContentLength");
             outputStream = handle(api, "outputStream");
@@ -494,6 +500,15 @@ public abstract class ServletCalls {
         public void setHeader(Object response, String name, String value) {
             try {
                 setHeader.invokeExact(response, name, value);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        @Override
+        public void setCharacterEncoding(Object response, String charset) {
+            try {
+                setCharacterEncoding.invokeExact(response, charset);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
