@@ -820,6 +820,52 @@ class HttpRequestsTest {
     }
 
     /**
+     * A rule with several limits names its policies {@code RULE-WINDOW}; a rule may itself be
+     * named so ({@code -} and digits are name characters, and the loader takes both). The
+     * RateLimit-Policy field then names two policies "multi-1m" with different quotas, and the
+     * RateLimit item "multi-1m" matches both: the name that ties an item to its policy no longer
+     * does (review of the 429, 2026-12-03).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void everyPolicyInTheFieldHasItsOwnName(String namespace) throws Exception {
+        RuleSet ruleSet;
+        try {
+            ruleSet = ConfigLoader.parse(String.join("\n",
+                    "version: 1",
+                    "rules:",
+                    "  - name: multi",
+                    "    match: {http: {path: /api/**}}",
+                    "    limits:",
+                    "      - {limit: 1, window: 1m}",
+                    "      - {limit: 100, window: 1h}",
+                    "  - name: multi-1m",
+                    "    match: {http: {path: /api/**}}",
+                    "    limit: 5",
+                    "    window: 1m",
+                    ""), "rules.yaml", Path.of("."), name -> null);
+        } catch (RuntimeException refused) {
+            return; // a loader that refuses the clash is a fix too
+        }
+        ActiveRule multi = new ActiveRule(ruleSet.rule("multi").orElseThrow(), 1000);
+        ActiveRule single = new ActiveRule(ruleSet.rule("multi-1m").orElseThrow(), 1000);
+        HttpRules httpRules = new HttpRules(ruleSet, List.of(multi, single),
+                name -> name.equals("multi") ? multi : name.equals("multi-1m") ? single : null);
+        HttpRequests requests = new HttpRequests(() -> httpRules);
+        FakeServlet servlet = new FakeServlet(namespace);
+        Object facts = requests.enter(servlet.request, servlet.response);
+        requests.exit(servlet.request, servlet.response, facts, null);
+        String policy = servlet.responseHeaders.get("RateLimit-Policy");
+        List<String> names = new java.util.ArrayList<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"([^\"]*)\";").matcher(policy);
+        while (m.find()) {
+            names.add(m.group(1));
+        }
+        assertEquals(3, names.size(), policy);
+        assertEquals(names.size(), new java.util.HashSet<>(names).size(), "a policy name twice: " + policy);
+    }
+
+    /**
      * A rule whose store failed, with {@code on-error: allow}, lets the request through without
      * knowing how much of its quota is left: its fields are left out. They said {@code r=0},
      * which tells a client that follows the draft to stop until {@code t}.
