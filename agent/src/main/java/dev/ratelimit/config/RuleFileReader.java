@@ -269,6 +269,30 @@ final class RuleFileReader {
                 rules.add(result.rule);
             }
         }
+        refusePolicyNameClashes(rules, names);
         return rules;
+    }
+
+    /**
+     * A rule with several limits advertises one policy per limit, named {@code RULE-WINDOW}
+     * ({@code send-1m}): a rule of that very name would put two policies of one name, with
+     * different quotas, in the RateLimit-Policy field, and its RateLimit item would name both.
+     */
+    private void refusePolicyNameClashes(List<RuleConfig> rules, Map<String, Node> names) {
+        for (RuleConfig rule : rules) {
+            List<LimitSpec> limits = rule.limits();
+            if (limits.size() < 2) {
+                continue;
+            }
+            for (LimitSpec limit : limits) {
+                String policy = rule.name() + '-' + Durations.format(limit.window());
+                Node clash = names.get(policy);
+                if (clash != null) {
+                    errors.add(clash, "rule name '" + policy + "' is also the name of the policy of rule '"
+                            + rule.name() + "' for its " + Durations.format(limit.window())
+                            + " limit in the RateLimit-Policy field; rename one of the rules");
+                }
+            }
+        }
     }
 }

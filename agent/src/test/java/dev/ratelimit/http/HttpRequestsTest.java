@@ -844,8 +844,10 @@ class HttpRequestsTest {
                     "    limit: 5",
                     "    window: 1m",
                     ""), "rules.yaml", Path.of("."), name -> null);
-        } catch (RuntimeException refused) {
-            return; // a loader that refuses the clash is a fix too
+        } catch (dev.ratelimit.config.ConfigException refused) {
+            // the loader refuses the clash, at the rule that takes the policy's name
+            assertTrue(refused.getMessage().contains("rules.yaml:8:11: rule name 'multi-1m'"), refused.getMessage());
+            return;
         }
         ActiveRule multi = new ActiveRule(ruleSet.rule("multi").orElseThrow(), 1000);
         ActiveRule single = new ActiveRule(ruleSet.rule("multi-1m").orElseThrow(), 1000);
