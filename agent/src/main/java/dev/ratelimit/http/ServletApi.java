@@ -198,6 +198,7 @@ final class ServletApi {
         } catch (RuntimeException | LinkageError olderContainer) {
             // a container that will not take null: the 429 is written all the same
         }
+        UndertowCookies.clear(response);
         calls.setStatus(response, status);
         for (String[] pair : headerPairs) {
             calls.setHeader(response, pair[0], pair[1]);
@@ -210,6 +211,46 @@ final class ServletApi {
             out.flush();
         } catch (IOException e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * Undertow 2.3 keeps the response's cookies apart from its headers, and its {@code reset()}
+     * clears only the headers: a cookie the application added before a method rule refused its
+     * call was sent on the 429. Its exchange's cookies are removed here; any other container's
+     * response is left alone (their {@code reset()} clears cookies with the headers).
+     */
+    static final class UndertowCookies {
+        private static final String RESPONSE = "io.undertow.servlet.spec.HttpServletResponseImpl";
+        private static final ClassValue<java.lang.reflect.Method[]> CALLS = new ClassValue<>() {
+            @Override
+            protected java.lang.reflect.Method[] computeValue(Class<?> type) {
+                if (!type.getName().equals(RESPONSE)) {
+                    return null;
+                }
+                try {
+                    java.lang.reflect.Method exchange = type.getMethod("getExchange");
+                    return new java.lang.reflect.Method[] {exchange, exchange.getReturnType().getMethod("getResponseCookies")};
+                } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+                    return null;
+                }
+            }
+        };
+
+        static void clear(Object response) {
+            java.lang.reflect.Method[] calls = CALLS.get(response.getClass());
+            if (calls == null) {
+                return;
+            }
+            try {
+                Object cookies = calls[1].invoke(calls[0].invoke(response));
+                if (cookies instanceof java.util.Map) {
+                    // a view of the exchange's cookies (its responseCookies() iterator is read-only)
+                    ((java.util.Map<?, ?>) cookies).clear();
+                }
+            } catch (ReflectiveOperationException | RuntimeException | LinkageError keep) {
+                // an Undertow whose cookies cannot be removed: the 429 is written all the same
+            }
         }
     }
 }
