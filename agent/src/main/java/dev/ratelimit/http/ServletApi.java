@@ -3,11 +3,13 @@ package dev.ratelimit.http;
 import dev.ratelimit.limit.ThrownByApplication;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.lang.reflect.Method;
 import java.security.Principal;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Enumeration;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The parts of a servlet API ({@code javax.servlet} or {@code jakarta.servlet}) the agent uses,
@@ -222,15 +224,15 @@ final class ServletApi {
      */
     static final class UndertowCookies {
         private static final String RESPONSE = "io.undertow.servlet.spec.HttpServletResponseImpl";
-        private static final ClassValue<java.lang.reflect.Method[]> CALLS = new ClassValue<>() {
+        private static final ClassValue<Method[]> CALLS = new ClassValue<>() {
             @Override
-            protected java.lang.reflect.Method[] computeValue(Class<?> type) {
+            protected Method[] computeValue(Class<?> type) {
                 if (!type.getName().equals(RESPONSE)) {
                     return null;
                 }
                 try {
-                    java.lang.reflect.Method exchange = type.getMethod("getExchange");
-                    return new java.lang.reflect.Method[] {exchange, exchange.getReturnType().getMethod("getResponseCookies")};
+                    Method exchange = type.getMethod("getExchange");
+                    return new Method[] {exchange, exchange.getReturnType().getMethod("getResponseCookies")};
                 } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
                     return null;
                 }
@@ -238,15 +240,15 @@ final class ServletApi {
         };
 
         static void clear(Object response) {
-            java.lang.reflect.Method[] calls = CALLS.get(response.getClass());
+            Method[] calls = CALLS.get(response.getClass());
             if (calls == null) {
                 return;
             }
             try {
                 Object cookies = calls[1].invoke(calls[0].invoke(response));
-                if (cookies instanceof java.util.Map) {
+                if (cookies instanceof Map) {
                     // a view of the exchange's cookies (its responseCookies() iterator is read-only)
-                    ((java.util.Map<?, ?>) cookies).clear();
+                    ((Map<?, ?>) cookies).clear();
                 }
             } catch (ReflectiveOperationException | RuntimeException | LinkageError keep) {
                 // an Undertow whose cookies cannot be removed: the 429 is written all the same
