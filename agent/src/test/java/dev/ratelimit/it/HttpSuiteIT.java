@@ -425,11 +425,15 @@ class HttpSuiteIT {
         }
         // a cookie the application added before the refused call is not on the 429 either:
         // reset() clears the headers, and a cookie is one
-        String from = freshAddress();
-        app.getFrom(from, app.contextPath() + "/api/boom");
-        WebApp.Response rejected = app.getFrom(from, app.contextPath() + "/api/boom?written=stream&cookie=remember");
-        assertEquals(429, rejected.status, rejected::toString);
-        assertNull(rejected.header("Set-Cookie"), rejected::toString);
+        // reset() clears the headers, and a cookie is one; the same through a filter's wrapper of the
+        // response (Undertow's cookies were cleared only on its own response, not through a wrapper)
+        for (String query : List.of("written=stream&cookie=remember", "written=stream&cookie=remember&wrap")) {
+            String from = freshAddress();
+            app.getFrom(from, app.contextPath() + "/api/boom");
+            WebApp.Response rejected = app.getFrom(from, app.contextPath() + "/api/boom?" + query);
+            assertEquals(429, rejected.status, rejected::toString);
+            assertNull(rejected.header("Set-Cookie"), () -> query + ": " + rejected);
+        }
         }
     }
 
