@@ -63,39 +63,62 @@ final class SlidingWindowLimit extends EpochWindowLimit {
     }
 
     /**
-     * The largest {@code s >= 0} with {@code c * s < a * b}, for {@code a, b >= 1} and {@code c >=
-     * 1}: with {@code c * s / b} rounded as {@link #mulDiv} rounds it, the largest {@code s} with
-     * {@code mulDiv(c, s, b) < a}, which the decision at {@code s} ms left checks.
+     * The largest {@code s >= 0} with {@code c * s < a * b}, for {@code a, b, c >= 1}: the largest
+     * {@code s} with {@code mulDiv(c, s, b) < a}, which the decision at {@code s} ms left checks.
+     * Where it is called the answer is less than the window, so it fits a long even when
+     * {@code a * b} does not.
      */
     static long largestBelow(long a, long b, long c) {
         if (b <= Long.MAX_VALUE / a) {
             return (a * b - 1) / c;
         }
-        // estimated in doubles, then moved to where mulDiv, which rounds in doubles too once c * s
-        // does not fit a long, says so: the estimate alone was a millisecond early at times (a
-        // limit of about 1000 a second over 366 days). mulDiv does not decrease as s grows, and
-        // the estimate is off by a step or two
-        long s = Math.max(0, (long) Math.ceil((double) a * (double) b / (double) c) - 1);
-        while (s > 0 && mulDiv(c, s, b) >= a) {
-            s--;
-        }
-        while (mulDiv(c, s + 1, b) < a) {
-            s++;
-        }
-        return s;
+        return wide(a, b, c, true);
     }
 
     /**
-     * {@code a * b / c} rounded down, for {@code a, b >= 0} and {@code c > 0}. In integers where
-     * the product fits a long; else in doubles (a limit of 10^9 over a year of milliseconds
-     * overflowed, and the previous window's calls were forgotten), where a call more or less
-     * in a count that large does not matter.
+     * {@code a * b / c} rounded down, exactly, for {@code a >= 0}, {@code 0 <= b <= c}: in one
+     * long multiplication where the product fits, else a bit of {@code b} at a time (a limit of
+     * 10^9 over a year of milliseconds overflows a long). The Redis script computes the same
+     * value, so that the calls it keeps are the calls this decides to allow.
      */
     static long mulDiv(long a, long b, long c) {
         if (a == 0 || b <= Long.MAX_VALUE / a) {
             return a * b / c;
         }
-        return (long) ((double) a * (double) b / (double) c);
+        return wide(a, b, c, false);
+    }
+
+    /**
+     * {@code a * b / c} rounded down, or with {@code below} the largest {@code s} with {@code c * s
+     * < a * b}, for {@code a, b >= 0} and {@code c > 0} whose answer fits a long, without forming
+     * {@code a * b}: {@code q} and {@code r} are the quotient and remainder by {@code c} of {@code a}
+     * times the bits of {@code b} read so far, doubled for each further bit and {@code a} added for
+     * each one set, every sum kept below {@code 2c} by comparing with what is left to {@code c}.
+     */
+    private static long wide(long a, long b, long c, boolean below) {
+        long qa = a / c;
+        long ra = a % c;
+        long q = 0;
+        long r = 0;
+        for (int bit = 63 - Long.numberOfLeadingZeros(b); bit >= 0; bit--) {
+            q <<= 1;
+            if (r >= c - r) {
+                r -= c - r;
+                q++;
+            } else {
+                r <<= 1;
+            }
+            if ((b >>> bit & 1) != 0) {
+                q += qa;
+                if (r >= c - ra) {
+                    r -= c - ra;
+                    q++;
+                } else {
+                    r += ra;
+                }
+            }
+        }
+        return below && r == 0 ? q - 1 : q;
     }
 
     /**

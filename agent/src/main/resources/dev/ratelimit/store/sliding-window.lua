@@ -10,6 +10,38 @@
 -- the clock's (the server's clock stepped back by less than a window) is counted on, its
 -- previous window weighing in full, as in the local store. A call that a limit rejects is
 -- taken back out of the limits that allowed it too, so that it uses up none of them.
+-- floor(a * b / c), exactly as the caller's mulDiv gives it, for whole a, b, c with 0 <= b <= c
+-- and a < 2^53 (a count), c < 2^52 (a window in ms). Lua's numbers are doubles, exact only to
+-- 2^53: past that, the product is built from the bits of b as a quotient q and a remainder r
+-- of c, each sum below 2c, so that no step rounds.
+local function mul_div(a, b, c)
+  if a * b < 9007199254740992 then
+    return math.floor(a * b / c)
+  end
+  local ra = math.fmod(a, c)
+  local qa = (a - ra) / c
+  local q, r = 0, 0
+  local bit = 1
+  while bit * 2 <= b do
+    bit = bit * 2
+  end
+  while bit >= 1 do
+    q, r = 2 * q, 2 * r
+    if r >= c then
+      q, r = q + 1, r - c
+    end
+    if b >= bit then
+      b = b - bit
+      q, r = q + qa, r + ra
+      if r >= c then
+        q, r = q + 1, r - c
+      end
+    end
+    bit = bit / 2
+  end
+  return q
+end
+
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
@@ -30,7 +62,7 @@ for i = 1, #KEYS do
   local count = redis.call('HINCRBY', KEYS[i], 'c', 1)
   local limit = tonumber(ARGV[#KEYS + i])
   local into = math.max(0, math.min(window, now - id * window))
-  local carried = math.floor(math.min(previous, limit) * (window - into) / window)
+  local carried = mul_div(math.min(previous, limit), window - into, window)
   if count + carried > limit then
     redis.call('HINCRBY', KEYS[i], 'c', -1)
     rejected = true

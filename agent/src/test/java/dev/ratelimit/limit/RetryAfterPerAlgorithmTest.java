@@ -99,13 +99,13 @@ class RetryAfterPerAlgorithmTest {
     }
 
     /**
-     * Where the previous window's count times the milliseconds left overflows a long, the decision
-     * rounds the carried share in doubles: the retry time must be worked out with that rounding
-     * too. Limits of about 1000 a second over 366 days (and one over 42 days): each was told a
-     * millisecond at which the retry is refused, passing a millisecond later.
+     * Where the previous window's count times the milliseconds left overflows a long, the retry
+     * time is still the first millisecond a retry passes. Limits of about 1000 a second over 366
+     * days (and one over 42 days): each was once told a millisecond at which the retry is refused,
+     * passing a millisecond later.
      */
     @Test
-    void aSlidingWindowsRetryTimeIsExactWhereTheDecisionRoundsInDoubles() {
+    void aSlidingWindowsRetryTimeIsExactWhereTheProductPassesALong() {
         long[][] cases = {
                 // limit, window, previous, count, elapsed
                 {31_622_574_916L, 31_622_400_000L, 31_622_400_000L, 541_076, 95_040},
