@@ -288,8 +288,11 @@ final class RuleFileReader {
                 String policy = rule.name() + '-' + Durations.format(limit.window());
                 Node clash = names.get(policy);
                 if (clash != null) {
+                    Node owner = names.get(rule.name());
+                    String where = owner == null ? ""
+                            : owner.getStartMark().map(m -> " (line " + (m.getLine() + 1) + ")").orElse("");
                     errors.add(clash, "rule name '" + policy + "' is also the name of the policy of rule '"
-                            + rule.name() + "' for its " + Durations.format(limit.window())
+                            + rule.name() + "'" + where + " for its " + Durations.format(limit.window())
                             + " limit in the RateLimit-Policy field; rename one of the rules");
                 }
             }

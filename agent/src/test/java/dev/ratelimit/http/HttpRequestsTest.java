@@ -846,7 +846,8 @@ class HttpRequestsTest {
                     ""), "rules.yaml", Path.of("."), name -> null);
         } catch (dev.ratelimit.config.ConfigException refused) {
             // the loader refuses the clash, at the rule that takes the policy's name
-            assertTrue(refused.getMessage().contains("rules.yaml:8:11: rule name 'multi-1m'"), refused.getMessage());
+            assertTrue(refused.getMessage().contains("rules.yaml:8:11: rule name 'multi-1m' is also the name of the policy"
+                    + " of rule 'multi' (line 3) for its 1m limit"), refused.getMessage());
             return;
         }
         ActiveRule multi = new ActiveRule(ruleSet.rule("multi").orElseThrow(), 1000);
