@@ -77,15 +77,33 @@ final class SlidingWindowLimit extends EpochWindowLimit {
 
     /**
      * {@code a * b / c} rounded down, exactly, for {@code a >= 0}, {@code 0 <= b <= c}: in one
-     * long multiplication where the product fits, else a bit of {@code b} at a time (a limit of
-     * 10^9 over a year of milliseconds overflows a long). The Redis script computes the same
-     * value, so that the calls it keeps are the calls this decides to allow.
+     * long multiplication where the product fits (a limit of 10^9 over a year of milliseconds
+     * overflows a long). The Redis script computes the same value, so that the calls it keeps are
+     * the calls this decides to allow.
      */
     static long mulDiv(long a, long b, long c) {
         if (a == 0 || b <= Long.MAX_VALUE / a) {
             return a * b / c;
         }
-        return wide(a, b, c, false);
+        if (c >= 1L << 52) {
+            return wide(a, b, c, false);
+        }
+        // a * b / c = (a / c) * b + (a % c) * b / c; the second part, below b, estimated in
+        // doubles is within 2 of the truth, so the remainder it leaves, worked in longs that may
+        // wrap, is the true one (between -3c and 3c), and moves the estimate onto it
+        long qa = a / c;
+        long ra = a - qa * c;
+        long q = (long) ((double) ra * (double) b / (double) c);
+        long rest = ra * b - q * c;
+        while (rest < 0) {
+            q--;
+            rest += c;
+        }
+        while (rest >= c) {
+            q++;
+            rest -= c;
+        }
+        return qa * b + q;
     }
 
     /**
