@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.annotation.AnnotationDescription;
 import net.bytebuddy.description.method.MethodDescription;
@@ -18,8 +19,10 @@ import net.bytebuddy.implementation.bytecode.constant.IntegerConstant;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.Handle;
+import net.bytebuddy.jar.asm.Label;
 import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
+import net.bytebuddy.jar.asm.Type;
 import net.bytebuddy.matcher.ElementMatcher;
 import net.bytebuddy.pool.TypePool;
 import net.bytebuddy.utility.OpenedClassReader;
@@ -98,6 +101,9 @@ final class LimitedMethodTransformer {
         return (passesArguments ? PASSES_ARGUMENTS : 0) | (method.getReturnType().represents(void.class) ? RETURNS_VOID : 0);
     }
 
+    /** How a Kotlin {@code suspend} function's descriptor ends: it takes a continuation, and returns its value or a marker. */
+    static final String SUSPEND_TAIL = "Lkotlin/coroutines/Continuation;)Ljava/lang/Object;";
+
     private static String key(MethodDescription method) {
         return method.getInternalName() + method.getDescriptor();
     }
@@ -133,6 +139,7 @@ final class LimitedMethodTransformer {
         RuleBook book = rules.current();
         Map<String, int[]> limited = new HashMap<>();
         Set<String> callingThemselves = null;
+        Map<String, String> continuations = null;
         for (MethodDescription.InDefinedShape method : type.getDeclaredMethods()) {
             AnnotationDescription annotation = rateLimited(method);
             if (annotation == null && !book.namesMethod(type.getName(), method.getName())) {
@@ -142,14 +149,22 @@ final class LimitedMethodTransformer {
                 continue;
             }
             MethodSite.AnnotationValues values = annotation == null ? null : values(annotation);
-            boolean passesArguments = !method.getParameters().isEmpty()
-                    && usesArguments(book, type, method, values);
+            String resumedBy = null;
+            if (method.getDescriptor().endsWith(SUSPEND_TAIL)) {
+                if (continuations == null) {
+                    continuations = continuationClasses(classFile);
+                }
+                resumedBy = continuations.get(key(method));
+            }
+            // a suspend function's advice needs its last argument, to tell a resumption
+            boolean passesArguments = resumedBy != null
+                    || (!method.getParameters().isEmpty() && usesArguments(book, type, method, values));
             if (callingThemselves == null) {
                 callingThemselves = callingThemselves(classFile);
             }
             int site = sites.register(loader, type.getName(), method.getName(), method.getDescriptor(),
                     simpleName(type), method.getParameters().size(), passesArguments,
-                    callingThemselves.contains(key(method)), values);
+                    callingThemselves.contains(key(method)), values, resumedBy);
             limited.put(key(method), new int[] {site, kind(passesArguments, method)});
         }
         return weave(builder, limited);
@@ -248,6 +263,125 @@ final class LimitedMethodTransformer {
             }
         }
         return found;
+    }
+
+    /**
+     * The continuation class of each Kotlin {@code suspend} function of a class file ({@code name
+     * + descriptor} to binary name) whose code begins as the Kotlin compiler's state machine does:
+     * its last argument, the caller's continuation, tested with {@code instanceof} against a class
+     * nested in this one. That class is the function's own continuation, which passes itself when
+     * it resumes the function after a suspension. A suspend function without that test (one that
+     * never suspends, or only in a tail call) is entered once per call, and is not listed.
+     */
+    static Map<String, String> continuationClasses(byte[] classFile) {
+        Map<String, String> found = new HashMap<>();
+        String[] owner = new String[1];
+        OpenedClassReader.of(classFile).accept(new ClassVisitor(OpenedClassReader.ASM_API) {
+            @Override
+            public void visit(int version, int access, String name, String signature, String superName,
+                    String[] interfaces) {
+                owner[0] = name;
+            }
+
+            @Override
+            public MethodVisitor visitMethod(int access, String name, String descriptor, String signature,
+                    String[] exceptions) {
+                if (!descriptor.endsWith(SUSPEND_TAIL)) {
+                    return null;
+                }
+                Type[] parameters = Type.getArgumentTypes(descriptor);
+                int slot = (access & Opcodes.ACC_STATIC) != 0 ? 0 : 1;
+                for (int i = 0; i < parameters.length - 1; i++) {
+                    slot += parameters[i].getSize();
+                }
+                return new PrologueVisitor(slot, owner[0] + '$', type -> found.put(name + descriptor, type));
+            }
+        }, ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
+        return found;
+    }
+
+    /** Reads a method's first two instructions: {@code ALOAD continuation; INSTANCEOF Owner$...}. */
+    private static final class PrologueVisitor extends MethodVisitor {
+        private final int continuation;
+        private final String nestedPrefix;
+        private final Consumer<String> found;
+        /** 0: expects the continuation loaded; 1: expects its instanceof; 2: done. */
+        private int step;
+
+        PrologueVisitor(int continuation, String nestedPrefix, Consumer<String> found) {
+            super(OpenedClassReader.ASM_API);
+            this.continuation = continuation;
+            this.nestedPrefix = nestedPrefix;
+            this.found = found;
+        }
+
+        @Override
+        public void visitVarInsn(int opcode, int var) {
+            step = step == 0 && opcode == Opcodes.ALOAD && var == continuation ? 1 : 2;
+        }
+
+        @Override
+        public void visitTypeInsn(int opcode, String type) {
+            if (step == 1 && opcode == Opcodes.INSTANCEOF && type.startsWith(nestedPrefix)) {
+                found.accept(type.replace('/', '.'));
+            }
+            step = 2;
+        }
+
+        @Override
+        public void visitInsn(int opcode) {
+            step = 2;
+        }
+
+        @Override
+        public void visitIntInsn(int opcode, int operand) {
+            step = 2;
+        }
+
+        @Override
+        public void visitFieldInsn(int opcode, String owner, String name, String descriptor) {
+            step = 2;
+        }
+
+        @Override
+        public void visitMethodInsn(int opcode, String owner, String name, String descriptor, boolean isInterface) {
+            step = 2;
+        }
+
+        @Override
+        public void visitInvokeDynamicInsn(String name, String descriptor, Handle bootstrap, Object... arguments) {
+            step = 2;
+        }
+
+        @Override
+        public void visitJumpInsn(int opcode, Label label) {
+            step = 2;
+        }
+
+        @Override
+        public void visitLdcInsn(Object value) {
+            step = 2;
+        }
+
+        @Override
+        public void visitIincInsn(int var, int increment) {
+            step = 2;
+        }
+
+        @Override
+        public void visitTableSwitchInsn(int min, int max, Label fallback, Label... labels) {
+            step = 2;
+        }
+
+        @Override
+        public void visitLookupSwitchInsn(Label fallback, int[] keys, Label[] labels) {
+            step = 2;
+        }
+
+        @Override
+        public void visitMultiANewArrayInsn(String descriptor, int dimensions) {
+            step = 2;
+        }
     }
 
     /** Visits each method of {@code limited} with its advice, and records them for the make. */

@@ -19,9 +19,21 @@ final class MethodSite {
     final boolean callsItself;
     /** Null when the method is not annotated. */
     final AnnotationValues annotation;
+    /**
+     * For a Kotlin {@code suspend} function, the binary name of its own continuation class: a call
+     * whose last argument is one is the function resuming where it suspended, not a new call.
+     * Null for any other method.
+     */
+    final String resumedBy;
 
     MethodSite(int id, String className, String methodName, String simpleClassName, int parameterCount,
             boolean passesArguments, boolean callsItself, AnnotationValues annotation) {
+        this(id, className, methodName, simpleClassName, parameterCount, passesArguments, callsItself, annotation,
+                null);
+    }
+
+    MethodSite(int id, String className, String methodName, String simpleClassName, int parameterCount,
+            boolean passesArguments, boolean callsItself, AnnotationValues annotation, String resumedBy) {
         this.id = id;
         this.className = className;
         this.methodName = methodName;
@@ -31,12 +43,13 @@ final class MethodSite {
         this.passesArguments = passesArguments;
         this.callsItself = callsItself;
         this.annotation = annotation;
+        this.resumedBy = resumedBy;
     }
 
     /** The same method as if instrumented to pass its arguments. */
     MethodSite withArguments() {
         return new MethodSite(id, className, methodName, simpleClassName, parameterCount, true, callsItself,
-                annotation);
+                annotation, resumedBy);
     }
 
     @Override

@@ -56,6 +56,17 @@ final class MethodSites implements MethodGate {
      */
     int register(ClassLoader loader, String className, String methodName, String descriptor, String simpleClassName,
             int parameterCount, boolean passesArguments, boolean callsItself, MethodSite.AnnotationValues annotation) {
+        return register(loader, className, methodName, descriptor, simpleClassName, parameterCount, passesArguments,
+                callsItself, annotation, null);
+    }
+
+    /**
+     * As above, for a Kotlin {@code suspend} function too: {@code resumedBy} is its continuation
+     * class (see {@link MethodSite#resumedBy}), and its advice passes the arguments.
+     */
+    int register(ClassLoader loader, String className, String methodName, String descriptor, String simpleClassName,
+            int parameterCount, boolean passesArguments, boolean callsItself, MethodSite.AnnotationValues annotation,
+            String resumedBy) {
         String method = "/" + className + '#' + methodName + descriptor + (passesArguments ? "+args" : "");
         String identity = (loader == null ? "boot" : Integer.toString(System.identityHashCode(loader))) + method;
         Registered known = byIdentity.get(identity);
@@ -72,7 +83,7 @@ final class MethodSites implements MethodGate {
             }
             int id = sites.length;
             MethodSite site = new MethodSite(id, className, methodName, simpleClassName, parameterCount,
-                    passesArguments, callsItself, annotation);
+                    passesArguments, callsItself, annotation, resumedBy);
             MethodSite[] grownSites = Arrays.copyOf(sites, id + 1);
             grownSites[id] = site;
             ActiveRule[][] grownBindings = Arrays.copyOf(bindings, id + 1);
@@ -178,6 +189,9 @@ final class MethodSites implements MethodGate {
         if (bound.length == 0) {
             return null;
         }
+        if (arguments != null && resumes(site, arguments)) {
+            return null; // a suspend function resuming: its call was decided when it began
+        }
         RequestContext.Slot slot = RequestContext.slot();
         if (slot.readingKey) {
             return null; // called by a key being read (a getter of the key's): the agent's call, not counted
@@ -199,6 +213,23 @@ final class MethodSites implements MethodGate {
             }
         }
         return null;
+    }
+
+    /**
+     * Whether the call at {@code site} is a Kotlin {@code suspend} function resuming: its last
+     * argument is the function's own continuation, which the continuation passes when it resumes
+     * the function where it suspended (and the function when it calls itself, which nests). A
+     * call counted at each resumption was counted once per suspension, and one that a later
+     * resumption refused stopped half done.
+     */
+    private boolean resumes(int site, Object[] arguments) {
+        MethodSite[] known = sites;
+        String resumedBy = site < known.length ? known[site].resumedBy : null;
+        if (resumedBy == null || arguments.length == 0) {
+            return false;
+        }
+        Object last = arguments[arguments.length - 1];
+        return last != null && last.getClass().getName().equals(resumedBy);
     }
 
     /**

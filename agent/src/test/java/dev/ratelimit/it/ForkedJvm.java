@@ -41,6 +41,17 @@ public final class ForkedJvm {
         return String.join(File.pathSeparator, entries);
     }
 
+    /** {@link #applicationClassPath()} with Kotlin's standard library, for the Kotlin fixture. */
+    public static String applicationClassPathWithKotlin() {
+        List<String> entries = new ArrayList<>(List.of(applicationClassPath()));
+        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+            if (entry.replace('\\', '/').contains("/org/jetbrains/kotlin/kotlin-stdlib/")) {
+                entries.add(entry);
+            }
+        }
+        return String.join(File.pathSeparator, entries);
+    }
+
     /**
      * Writes {@code jar}, an agent jar that is only a manifest naming {@code premainClass}: the
      * class itself comes from the application class path, as in {@code -javaagent:jar -cp classes}.
