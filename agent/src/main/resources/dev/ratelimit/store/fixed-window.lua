@@ -2,8 +2,10 @@
 -- KEYS[i]: a hash per limit {w = window id, c = count}; ARGV[i]: the window of limit i in milliseconds;
 -- ARGV[#KEYS + i]: its limit.
 -- Returns per limit: the count after this call, and the milliseconds left in the window.
--- A call that a limit rejects is taken back out of the limits that allowed it, so that it uses
--- up none of them (a client over a limit of a second keeps its limit of an hour).
+-- A call that a limit rejects is taken back out of every limit: of those that allowed it, so that
+-- it uses up none of them (a client over a limit of a second keeps its limit of an hour), and of
+-- those that refused it, so that no count stands over its limit (a reload that raises the limit
+-- goes on counting on these counts, and so may an instance still on the earlier rule).
 -- Windows are aligned to the epoch on the server's clock, so every instance agrees on them.
 -- The hash names its window, so a counter left over from the window before is never counted
 -- on: Redis's expiry and TIME may disagree by a millisecond at a window's edge (a plain counter
@@ -40,9 +42,7 @@ for i = 1, #KEYS do
 end
 if rejected then
   for i = 1, #KEYS do
-    if out[2 * i - 1] <= tonumber(ARGV[#KEYS + i]) then
-      redis.call('HINCRBY', KEYS[i], 'c', -1)
-    end
+    redis.call('HINCRBY', KEYS[i], 'c', -1)
   end
 end
 return out
