@@ -10,6 +10,11 @@ public final class ConfigException extends Exception {
 
     private final transient List<ConfigError> errors;
 
+    /** "1 error" or "N errors", for the lines and metrics that count them. */
+    public static String count(int errors) {
+        return errors == 1 ? "1 error" : errors + " errors";
+    }
+
     /** @param errors at least one error */
     public ConfigException(List<ConfigError> errors) {
         super(errors.stream().map(ConfigError::format).collect(Collectors.joining("\n")));

@@ -128,7 +128,9 @@ public final class ConfigLoader {
             int line = 1;
             int lineStart = 0;
             for (int i = 0; i < out.length(); i++) {
-                if (out.charAt(i) == '\n') {
+                char c = out.charAt(i);
+                // a line ends at LF, CR LF or a lone CR, as YAML (and an editor) count lines
+                if (c == '\n' || (c == '\r' && (i + 1 == out.length() || out.charAt(i + 1) != '\n'))) {
                     line++;
                     lineStart = i + 1;
                 }

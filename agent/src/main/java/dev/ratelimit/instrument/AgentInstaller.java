@@ -119,6 +119,10 @@ public final class AgentInstaller {
         for (String error : options.errors) {
             System.err.println("rate-limit-agent: " + error);
         }
+        if (!options.errors.isEmpty()) {
+            // the rule file's errors too, so that one start shows everything to mend
+            printFileErrors(Path.of(options.config));
+        }
         if (!options.errors.isEmpty() && options.onConfigError != AgentOptions.OnConfigError.DISABLE) {
             exitOnConfigError(attached, String.join("; ", options.errors));
             return;
@@ -320,11 +324,25 @@ public final class AgentInstaller {
                         + " is invalid; on-config-error=disable, so the agent runs WITHOUT the rules of that file");
                 AgentLog.LOG.log(Level.ERROR, "rate-limit-agent: the rule file " + configPath
                         + " is invalid; running without its rules (on-config-error=disable)");
-                return RuleSet.refused(configPath.toString(), "the rule file is invalid (" + e.errors().size() + " errors)");
+                return RuleSet.refused(configPath.toString(), "the rule file is invalid (" + ConfigException.count(e.errors().size()) + ")");
             }
             exitOnConfigError(attached, e.errors().stream().map(ConfigError::format)
                     .collect(java.util.stream.Collectors.joining(System.lineSeparator(), System.lineSeparator(), "")));
             return null;
+        }
+    }
+
+    /** Prints the errors of the rule file at {@code configPath}, if it has any; loads nothing. */
+    private static void printFileErrors(Path configPath) {
+        try {
+            ConfigLoader.load(configPath);
+        } catch (ConfigException e) {
+            for (ConfigError error : e.errors()) {
+                System.err.println(error.format());
+            }
+        } catch (RuntimeException e) {
+            // only a report: the options' errors decide what happens next
+            AgentLog.LOG.log(Level.DEBUG, () -> "rate-limit-agent: reading " + configPath + " for its errors: " + e);
         }
     }
 

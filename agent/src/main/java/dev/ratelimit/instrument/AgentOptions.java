@@ -33,8 +33,9 @@ final class AgentOptions {
      * @param configFromEnvironment the {@code RATELIMIT_CONFIG} variable, or {@code null}
      */
     static AgentOptions parse(String text, String configFromEnvironment) {
-        String config = configFromEnvironment == null || configFromEnvironment.isEmpty()
+        String byDefault = configFromEnvironment == null || configFromEnvironment.isEmpty()
                 ? "ratelimit.yaml" : configFromEnvironment;
+        String config = byDefault;
         String log = "info";
         OnConfigError onConfigError = OnConfigError.EXIT;
         List<String> errors = new ArrayList<>();
@@ -95,7 +96,7 @@ final class AgentOptions {
         }
         if (config.isEmpty()) {
             errors.add("agent option config is empty");
-            config = "ratelimit.yaml";
+            config = byDefault;
         }
         return new AgentOptions(config, log, onConfigError, errors);
     }

@@ -3,6 +3,7 @@ package dev.ratelimit.instrument;
 import dev.ratelimit.Version;
 import dev.ratelimit.bootstrap.RateLimitBridge;
 import dev.ratelimit.config.ConfigError;
+import dev.ratelimit.config.ConfigException;
 import dev.ratelimit.config.RuleFileWatcher;
 import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.jmx.AgentMBean;
@@ -71,7 +72,7 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
 
     @Override
     public void rejected(List<ConfigError> errors) {
-        settle("invalid (" + errors.size() + " errors); the previous rules stay in force");
+        settle("invalid (" + ConfigException.count(errors.size()) + "); the previous rules stay in force");
         LOG.log(Level.ERROR, "rate-limit-agent: the edited rule file is invalid; the previous rules stay in force:\n"
                 + errors.stream().map(ConfigError::format).collect(Collectors.joining("\n")));
     }

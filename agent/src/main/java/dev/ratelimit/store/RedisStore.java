@@ -743,6 +743,10 @@ public final class RedisStore implements AutoCloseable {
         return new StoreUnavailableException("Redis: " + e.getMessage(), e);
     }
 
+    private static String callsFailed(long calls) {
+        return calls == 1 ? "1 call failed so far" : calls + " calls failed so far";
+    }
+
     /** Logs a failure of {@code kind} (of a call's, or not), at most once a minute per kind. */
     private void logFailure(String kind, JedisException e, boolean ofACall) {
         AtomicLong last = lastLogged.computeIfAbsent(kind, k -> new AtomicLong(System.nanoTime() - FAILURE_LOG_INTERVAL_NANOS));
@@ -750,8 +754,8 @@ public final class RedisStore implements AutoCloseable {
         long now = System.nanoTime();
         if (now - seen >= FAILURE_LOG_INTERVAL_NANOS && last.compareAndSet(seen, now)) {
             LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " failed a call (" + kind + ": "
-                    + e.getMessage() + "); " + (ofACall ? "the rule's on-error decided it. " + failedCalls.sum()
-                            + " calls failed so far" : "no call was affected") + "; this is logged at most once a minute");
+                    + e.getMessage() + "); " + (ofACall ? "the rule's on-error decided it. " + callsFailed(failedCalls.sum())
+                            : "no call was affected") + "; this is logged at most once a minute");
         }
     }
 

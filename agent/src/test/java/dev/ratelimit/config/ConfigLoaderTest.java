@@ -1037,6 +1037,11 @@ class ConfigLoaderTest {
         ConfigException emoji = assertThrows(ConfigException.class, () -> ConfigLoader.load(file, ENV));
         assertEquals(List.of(file + ":3:5: the rule file is not valid UTF-8 text from here: save it as UTF-8"),
                 emoji.errors().stream().map(ConfigError::format).collect(Collectors.toList()));
+        // lines end at a lone CR as at LF and CR LF, as YAML counts them (the claims audit: 1:30)
+        Files.write(file, "version: 1\rrules:\r\n  - name: a\u00ffb\r".getBytes(StandardCharsets.ISO_8859_1));
+        ConfigException cr = assertThrows(ConfigException.class, () -> ConfigLoader.load(file, ENV));
+        assertEquals(List.of(file + ":3:12: the rule file is not valid UTF-8 text from here: save it as UTF-8"),
+                cr.errors().stream().map(ConfigError::format).collect(Collectors.toList()));
     }
 
     @Test

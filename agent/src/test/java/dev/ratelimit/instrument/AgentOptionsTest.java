@@ -57,6 +57,18 @@ class AgentOptionsTest {
         }
     }
 
+    /**
+     * An empty {@code config=} is an error, and the file watched under disable is the default's:
+     * RATELIMIT_CONFIG, else ratelimit.yaml (it was ratelimit.yaml whatever the variable said).
+     */
+    @Test
+    void anEmptyConfigFallsBackToTheDefault() {
+        AgentOptions fromEnvironment = AgentOptions.parse("config=,on-config-error=disable", "/etc/app/rules.yaml");
+        assertEquals(List.of("agent option config is empty"), fromEnvironment.errors);
+        assertEquals("/etc/app/rules.yaml", fromEnvironment.config);
+        assertEquals("ratelimit.yaml", AgentOptions.parse("config=", null).config);
+    }
+
     /** log's values are read in any case; on-config-error's were not, and DISABLE stopped the JVM. */
     @Test
     void onConfigErrorIsReadInAnyCase() {

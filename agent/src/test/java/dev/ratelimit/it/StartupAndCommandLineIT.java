@@ -85,6 +85,23 @@ class StartupAndCommandLineIT {
         assertTrue(result.stderr.contains("unknown agent option 'colour'"), result::toString);
     }
 
+    /**
+     * A wrong option and a wrong rule file: both are printed at the one start, under exit and
+     * disable alike (the file's errors were not read, so they came out only once the option was
+     * mended; the claims audit).
+     */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void aWrongOptionAndAWrongFileAreBothPrinted(Path jdk) throws Exception {
+        Path rules = file("bad.yaml", INVALID);
+        for (String disable : List.of("", ",on-config-error=disable")) {
+            ForkedJvm.Result result = runFixture(jdk, "config=" + rules + ",colour=blue" + disable);
+            assertEquals(disable.isEmpty() ? 78 : 0, result.exitCode, result::toString);
+            assertTrue(result.stderr.contains("unknown agent option 'colour'"), result::toString);
+            assertTrue(result.stderr.contains(rules + ":4:5: unknown key 'limt' (did you mean 'limit'?)"), result::toString);
+        }
+    }
+
     @ParameterizedTest
     @MethodSource("jdks")
     void checkPrintsTheRulesAndNeverATokenValue(Path jdk) throws Exception {
