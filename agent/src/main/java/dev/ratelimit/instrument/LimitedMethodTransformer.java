@@ -267,11 +267,14 @@ final class LimitedMethodTransformer {
 
     /**
      * The continuation class of each Kotlin {@code suspend} function of a class file ({@code name
-     * + descriptor} to binary name) whose code begins as the Kotlin compiler's state machine does:
-     * its last argument, the caller's continuation, tested with {@code instanceof} against a class
-     * nested in this one. That class is the function's own continuation, which passes itself when
-     * it resumes the function after a suspension. A suspend function without that test (one that
-     * never suspends, or only in a tail call) is entered once per call, and is not listed.
+     * + descriptor} to binary name) whose code tests, as the Kotlin compiler's state machine does
+     * first of all, its last argument, the caller's continuation, with {@code instanceof} against a
+     * class of the same top-level class's nest ({@code Shop$visit$1}; an interface's body in
+     * {@code Greeter$DefaultImpls} names {@code Greeter$greet$1}). That class is the function's
+     * own continuation, which passes itself when it resumes the function after a suspension. The
+     * test need not be the first instruction: an agent woven before this one (a coverage agent)
+     * puts its own code first. A suspend function without the test (one that never suspends, or
+     * only in a tail call) is entered once per call, and is not listed.
      */
     static Map<String, String> continuationClasses(byte[] classFile) {
         Map<String, String> found = new HashMap<>();
@@ -294,18 +297,20 @@ final class LimitedMethodTransformer {
                 for (int i = 0; i < parameters.length - 1; i++) {
                     slot += parameters[i].getSize();
                 }
-                return new PrologueVisitor(slot, owner[0] + '$', type -> found.put(name + descriptor, type));
+                int nest = owner[0].indexOf('$');
+                String topLevel = nest < 0 ? owner[0] : owner[0].substring(0, nest);
+                return new PrologueVisitor(slot, topLevel + '$', type -> found.put(name + descriptor, type));
             }
         }, ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
         return found;
     }
 
-    /** Reads a method's first two instructions: {@code ALOAD continuation; INSTANCEOF Owner$...}. */
+    /** Finds a method's first {@code ALOAD continuation; INSTANCEOF TopLevel$...}. */
     private static final class PrologueVisitor extends MethodVisitor {
         private final int continuation;
         private final String nestedPrefix;
         private final Consumer<String> found;
-        /** 0: expects the continuation loaded; 1: expects its instanceof; 2: done. */
+        /** 0: looking; 1: the continuation was loaded by the last instruction; 2: done. */
         private int step;
 
         PrologueVisitor(int continuation, String nestedPrefix, Consumer<String> found) {
@@ -317,70 +322,81 @@ final class LimitedMethodTransformer {
 
         @Override
         public void visitVarInsn(int opcode, int var) {
-            step = step == 0 && opcode == Opcodes.ALOAD && var == continuation ? 1 : 2;
+            if (step != 2) {
+                step = opcode == Opcodes.ALOAD && var == continuation ? 1 : 0;
+            }
         }
 
         @Override
         public void visitTypeInsn(int opcode, String type) {
             if (step == 1 && opcode == Opcodes.INSTANCEOF && type.startsWith(nestedPrefix)) {
                 found.accept(type.replace('/', '.'));
+                step = 2;
+            } else {
+                other();
             }
-            step = 2;
+        }
+
+        /** Any other instruction: the continuation, if just loaded, was not tested. */
+        private void other() {
+            if (step != 2) {
+                step = 0;
+            }
         }
 
         @Override
         public void visitInsn(int opcode) {
-            step = 2;
+            other();
         }
 
         @Override
         public void visitIntInsn(int opcode, int operand) {
-            step = 2;
+            other();
         }
 
         @Override
         public void visitFieldInsn(int opcode, String owner, String name, String descriptor) {
-            step = 2;
+            other();
         }
 
         @Override
         public void visitMethodInsn(int opcode, String owner, String name, String descriptor, boolean isInterface) {
-            step = 2;
+            other();
         }
 
         @Override
         public void visitInvokeDynamicInsn(String name, String descriptor, Handle bootstrap, Object... arguments) {
-            step = 2;
+            other();
         }
 
         @Override
         public void visitJumpInsn(int opcode, Label label) {
-            step = 2;
+            other();
         }
 
         @Override
         public void visitLdcInsn(Object value) {
-            step = 2;
+            other();
         }
 
         @Override
         public void visitIincInsn(int var, int increment) {
-            step = 2;
+            other();
         }
 
         @Override
         public void visitTableSwitchInsn(int min, int max, Label fallback, Label... labels) {
-            step = 2;
+            other();
         }
 
         @Override
         public void visitLookupSwitchInsn(Label fallback, int[] keys, Label[] labels) {
-            step = 2;
+            other();
         }
 
         @Override
         public void visitMultiANewArrayInsn(String descriptor, int dimensions) {
-            step = 2;
+            other();
         }
     }
 

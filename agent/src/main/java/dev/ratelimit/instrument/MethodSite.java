@@ -25,6 +25,17 @@ final class MethodSite {
      * Null for any other method.
      */
     final String resumedBy;
+    /** The continuation class's {@code label}, once read (see {@link #resuming}); NO_LABEL if it cannot be. */
+    private volatile java.lang.reflect.Field label;
+    private static final java.lang.reflect.Field NO_LABEL;
+
+    static {
+        try {
+            NO_LABEL = MethodSite.class.getDeclaredField("label");
+        } catch (NoSuchFieldException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     MethodSite(int id, String className, String methodName, String simpleClassName, int parameterCount,
             boolean passesArguments, boolean callsItself, AnnotationValues annotation) {
@@ -44,6 +55,38 @@ final class MethodSite {
         this.callsItself = callsItself;
         this.annotation = annotation;
         this.resumedBy = resumedBy;
+    }
+
+    /**
+     * Whether {@code continuation}, of this suspend function's own continuation class, is resuming
+     * the function: the compiler's state machine sets the sign bit of its {@code label} before it
+     * calls the function again, and clears it once in; a call the function makes to itself passes
+     * it cleared, and is a call of its own (for another key, it must be counted). Where the label
+     * cannot be read (a named module that does not open the class to the agent), the class alone
+     * says it is.
+     */
+    boolean resuming(Object continuation) {
+        java.lang.reflect.Field field = label;
+        if (field == null) {
+            try {
+                field = continuation.getClass().getDeclaredField("label");
+                field.setAccessible(true);
+                if (field.getType() != int.class) {
+                    field = NO_LABEL;
+                }
+            } catch (ReflectiveOperationException | RuntimeException unreadable) {
+                field = NO_LABEL;
+            }
+            label = field;
+        }
+        if (field == NO_LABEL) {
+            return true;
+        }
+        try {
+            return (field.getInt(continuation) & Integer.MIN_VALUE) != 0;
+        } catch (IllegalAccessException | RuntimeException unreadable) {
+            return true;
+        }
     }
 
     /** The same method as if instrumented to pass its arguments. */

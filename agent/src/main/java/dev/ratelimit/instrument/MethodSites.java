@@ -217,19 +217,19 @@ final class MethodSites implements MethodGate {
 
     /**
      * Whether the call at {@code site} is a Kotlin {@code suspend} function resuming: its last
-     * argument is the function's own continuation, which the continuation passes when it resumes
-     * the function where it suspended (and the function when it calls itself, which nests). A
-     * call counted at each resumption was counted once per suspension, and one that a later
-     * resumption refused stopped half done.
+     * argument is the function's own continuation, marked as resuming (see
+     * {@link MethodSite#resuming}), which the continuation passes when it resumes the function
+     * where it suspended. A call counted at each resumption was counted once per suspension, and
+     * one that a later resumption refused stopped half done.
      */
     private boolean resumes(int site, Object[] arguments) {
         MethodSite[] known = sites;
-        String resumedBy = site < known.length ? known[site].resumedBy : null;
-        if (resumedBy == null || arguments.length == 0) {
+        MethodSite at = site < known.length ? known[site] : null;
+        if (at == null || at.resumedBy == null || arguments.length == 0) {
             return false;
         }
         Object last = arguments[arguments.length - 1];
-        return last != null && last.getClass().getName().equals(resumedBy);
+        return last != null && last.getClass().getName().equals(at.resumedBy) && at.resuming(last);
     }
 
     /**

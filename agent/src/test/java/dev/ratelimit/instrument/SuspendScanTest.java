@@ -28,11 +28,12 @@ class SuspendScanTest {
     }
 
     /**
-     * Methods of a suspend function's descriptor whose code does not begin with the state
-     * machine's test: another instruction first, or a test against a class not nested in theirs.
+     * Methods of a suspend function's descriptor whose code does not test their continuation as
+     * the state machine does: another value tested against their nest's class, or the
+     * continuation against a class of another nest.
      */
     @Test
-    void aMethodThatDoesNotBeginWithTheTestIsNotOne() throws Exception {
+    void aMethodThatDoesNotTestItsContinuationAsTheStateMachineDoesIsNotOne() throws Exception {
         byte[] classFile;
         try (InputStream in = SuspendScanTest.class.getResourceAsStream("SuspendScanTest$LooksSuspending.class")) {
             classFile = in.readAllBytes();
@@ -40,16 +41,14 @@ class SuspendScanTest {
         assertEquals(Map.of(), LimitedMethodTransformer.continuationClasses(classFile));
     }
 
-    abstract static class Elsewhere implements kotlin.coroutines.Continuation<Object> {
-    }
-
     static final class LooksSuspending {
-        Object testsLater(int n, kotlin.coroutines.Continuation<Object> continuation) {
-            return n > 0 && continuation instanceof Nested ? n : null;
+        Object testsAnotherValue(int n, kotlin.coroutines.Continuation<Object> continuation) {
+            Object other = this;
+            return other instanceof Nested ? continuation : null;
         }
 
         Object testsAnotherClass(int n, kotlin.coroutines.Continuation<Object> continuation) {
-            return continuation instanceof Elsewhere ? n : null;
+            return continuation instanceof kotlin.coroutines.jvm.internal.ContinuationImpl ? n : null;
         }
 
         abstract static class Nested implements kotlin.coroutines.Continuation<Object> {
