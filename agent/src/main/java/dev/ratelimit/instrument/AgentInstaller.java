@@ -602,7 +602,7 @@ public final class AgentInstaller {
         sites.rebind(book);
         jmx.sync(book.names());
         if (limiters != old.limiters()) {
-            old.limiters().close();
+            old.limiters().retire();
         }
         retransformNewlyNamed(old, book);
     }

@@ -83,6 +83,10 @@ final class RuleBook {
             });
         }
         takeInlineRules(previous);
+        if (previous != null) {
+            // said once, not again at every reload that still finds it so (the soak: 77 lines)
+            warned.addAll(previous.warned);
+        }
         this.http = new HttpRules(ruleSet, httpRules, this::rule);
     }
 

@@ -44,4 +44,14 @@ public final class LimiterFactory implements AutoCloseable {
             redis.close();
         }
     }
+
+    /**
+     * Closes this factory, which a reload replaced, once the calls that took a rule of it before
+     * the reload have ended (see {@link RedisStore#closeAfterCallsInFlight}).
+     */
+    public void retire() {
+        if (redis != null) {
+            redis.closeAfterCallsInFlight();
+        }
+    }
 }

@@ -843,6 +843,26 @@ public final class RedisStore implements AutoCloseable {
         return outage == null;
     }
 
+    /**
+     * Closes the store once the calls that may still be using it have ended: a reload that
+     * swaps the store (a new timeout, server or key prefix) rebinds the rules at once, but a call
+     * that took the old rule just before goes on with this store, and found its pool closed (the
+     * soak: 58 failed calls in 400,000 while the timeout was edited every 2 s, each deciding by
+     * its rule's on-error). A call never lasts longer than its timeout, so after twice that
+     * (at least 100 ms, at most 10 s) none is left.
+     */
+    public void closeAfterCallsInFlight() {
+        long delayMillis = Math.min(10_000, Math.max(100, 2 * timeoutNanos / 1_000_000));
+        AgentThreads.daemon("rate-limit-agent-redis-retire", () -> {
+            try {
+                Thread.sleep(delayMillis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            close();
+        }).start();
+    }
+
     @Override
     public void close() {
         closed = true;

@@ -1,6 +1,7 @@
 package dev.ratelimit.instrument;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ratelimit.config.ConfigLoader;
 import dev.ratelimit.config.RuleSet;
@@ -32,6 +33,29 @@ class InlineSettingsWarningTest {
     void theSameSettingsWrittenDifferentlyAreNotWarnedAbout() throws Exception {
         assertEquals(List.of(), warningsFor("60s", "arg0,arg1", "1m", "arg0, arg1"));
         assertEquals(List.of(), warningsFor("1h", "principal", "3600s", " principal "));
+    }
+
+    /**
+     * A warning about a method is said once, not again by each reload that still finds it so
+     * (the soak: an annotation naming a missing rule, 77 lines for 76 reloads).
+     */
+    @Test
+    void aWarningIsNotRepeatedByEachReload() throws Exception {
+        RuleSet rules = ConfigLoader.parse("version: 1\nrules: []\n", "r.yaml", Path.of("."), name -> null);
+        LimiterFactory store = LimiterFactory.of(rules.store());
+        MethodSite site = new MethodSite(1, "app.Svc", "export", "Svc", 0, false, false,
+                new MethodSite.AnnotationValues("report-export", 5, "1m", "global"));
+        try (LogCapture capture = LogCapture.open()) {
+            RuleBook book = new RuleBook(rules, store, null, () -> { });
+            book.rulesFor(site);
+            for (int reload = 0; reload < 3; reload++) {
+                book = new RuleBook(rules, store, book, () -> { });
+                book.rulesFor(site);
+            }
+            List<String> warnings = capture.messages(java.util.logging.Level.WARNING);
+            assertEquals(1, warnings.size(), warnings.toString());
+            assertTrue(warnings.get(0).contains("report-export"), warnings.toString());
+        }
     }
 
     /** Header names are case-insensitive: header:X-Tenant and header:x-tenant read one header. */

@@ -124,6 +124,36 @@ class RedisFaultTest {
     }
 
     /**
+     * A store a reload replaced stays open for the calls that took a rule of it just before the
+     * reload (twice the timeout, here 1 s), then closes: it was closed at once, and such a
+     * call found its pool closed and followed its rule's on-error (the soak: 58 of 400,000 while
+     * the timeout was edited every 2 s).
+     */
+    @Test
+    void aStoreAReloadReplacedServesTheCallsInFlightThenCloses() throws Exception {
+        RedisStore retired = new RedisStore(new RedisConfig(server.uri(), java.time.Duration.ofMillis(500), "rl-retired:"));
+        try {
+            RedisLimiter limiter = new RedisLimiter(retired, allow.config());
+            assertTrue(Outcome.isAllowed(limiter.acquire("warm")));
+            retired.closeAfterCallsInFlight();
+            assertTrue(Outcome.isAllowed(limiter.acquire("in-flight")), "a call just after the reload");
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            boolean closed = false;
+            while (!closed && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+                try {
+                    limiter.acquire("later");
+                } catch (StoreUnavailableException e) {
+                    closed = true;
+                }
+            }
+            assertTrue(closed, "closed within 5 s");
+        } finally {
+            retired.close();
+        }
+    }
+
+    /**
      * A call that finds the pool full while the connector is opening a connection (one given
      * back broken is being replaced, say) waits no longer than the timeout. The opening counted
      * as one in progress in commons-pool2, whose {@code create} made the call wait for it to end
