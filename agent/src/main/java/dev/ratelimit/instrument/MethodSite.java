@@ -1,5 +1,7 @@
 package dev.ratelimit.instrument;
 
+import java.lang.reflect.Field;
+
 /**
  * One instrumented method, as seen at transform time: what it is called, whether its advice
  * passes the arguments, and the values of its {@code @RateLimited} annotation if it has one.
@@ -25,13 +27,32 @@ final class MethodSite {
      * Null for any other method.
      */
     final String resumedBy;
-    /** The continuation class's {@code label}, once read (see {@link #resuming}); NO_LABEL if it cannot be. */
-    private volatile java.lang.reflect.Field label;
-    private static final java.lang.reflect.Field NO_LABEL;
+    /**
+     * Each continuation class's {@code label} field, made accessible, or {@link #NO_LABEL} where
+     * it cannot be read. Kept by the class itself, not by the site: a site outlives a redeployed
+     * application, and a field it kept would keep the application's loader; and a class of the
+     * same name from another loader has a field of its own.
+     */
+    private static final ClassValue<Field> LABELS = new ClassValue<>() {
+        @Override
+        protected Field computeValue(Class<?> type) {
+            try {
+                Field field = type.getDeclaredField("label");
+                if (field.getType() != int.class) {
+                    return NO_LABEL;
+                }
+                field.setAccessible(true);
+                return field;
+            } catch (ReflectiveOperationException | RuntimeException unreadable) {
+                return NO_LABEL;
+            }
+        }
+    };
+    private static final Field NO_LABEL;
 
     static {
         try {
-            NO_LABEL = MethodSite.class.getDeclaredField("label");
+            NO_LABEL = MethodSite.class.getDeclaredField("resumedBy");
         } catch (NoSuchFieldException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -65,20 +86,8 @@ final class MethodSite {
      * cannot be read (a named module that does not open the class to the agent), the class alone
      * says it is.
      */
-    boolean resuming(Object continuation) {
-        java.lang.reflect.Field field = label;
-        if (field == null) {
-            try {
-                field = continuation.getClass().getDeclaredField("label");
-                field.setAccessible(true);
-                if (field.getType() != int.class) {
-                    field = NO_LABEL;
-                }
-            } catch (ReflectiveOperationException | RuntimeException unreadable) {
-                field = NO_LABEL;
-            }
-            label = field;
-        }
+    static boolean resuming(Object continuation) {
+        Field field = LABELS.get(continuation.getClass());
         if (field == NO_LABEL) {
             return true;
         }

@@ -229,7 +229,7 @@ final class MethodSites implements MethodGate {
             return false;
         }
         Object last = arguments[arguments.length - 1];
-        return last != null && last.getClass().getName().equals(at.resumedBy) && at.resuming(last);
+        return last != null && last.getClass().getName().equals(at.resumedBy) && MethodSite.resuming(last);
     }
 
     /**
