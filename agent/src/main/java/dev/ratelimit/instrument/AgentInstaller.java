@@ -121,7 +121,7 @@ public final class AgentInstaller {
         }
         if (!options.errors.isEmpty()) {
             // the rule file's errors too, so that one start shows everything to mend
-            printFileErrors(Path.of(options.config));
+            printFileErrors(options.config);
         }
         if (!options.errors.isEmpty() && options.onConfigError != AgentOptions.OnConfigError.DISABLE) {
             exitOnConfigError(attached, String.join("; ", options.errors));
@@ -332,17 +332,19 @@ public final class AgentInstaller {
         }
     }
 
-    /** Prints the errors of the rule file at {@code configPath}, if it has any; loads nothing. */
-    private static void printFileErrors(Path configPath) {
+    /**
+     * Prints the errors of the rule file at {@code config}, if it has any; loads nothing. Only a
+     * report: whatever goes wrong here, the options' errors decide what happens next.
+     */
+    private static void printFileErrors(String config) {
         try {
-            ConfigLoader.load(configPath);
+            ConfigLoader.load(Path.of(config));
         } catch (ConfigException e) {
             for (ConfigError error : e.errors()) {
                 System.err.println(error.format());
             }
-        } catch (RuntimeException e) {
-            // only a report: the options' errors decide what happens next
-            AgentLog.LOG.log(Level.DEBUG, () -> "rate-limit-agent: reading " + configPath + " for its errors: " + e);
+        } catch (RuntimeException | LinkageError unreadable) {
+            // an invalid path, say: the option error already printed is what stops the start
         }
     }
 

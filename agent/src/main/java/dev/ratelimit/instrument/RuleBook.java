@@ -38,7 +38,14 @@ final class RuleBook {
     private final Map<String, ActiveRule> dropped = new LinkedHashMap<>();
     private final List<ActiveRule> methodRules = new ArrayList<>();
     private final Map<String, ActiveRule> inline = new ConcurrentHashMap<>();
-    private final Set<String> warned = ConcurrentHashMap.newKeySet();
+    /**
+     * The warnings said, each with what it was about: the rule's settings it named (a
+     * {@link RuleConfig}), the name of a rule it found missing (a {@link String}), or
+     * {@link #STANDS} for one about the method's annotation alone. A reload carries over those
+     * whose cause is unchanged, so a warning is said once, and again when it comes back.
+     */
+    private final Map<String, Object> warned = new ConcurrentHashMap<>();
+    private static final Object STANDS = new Object();
     private final HttpRules http;
     private final LimiterFactory limiters;
     private final Runnable onNewRule;
@@ -84,8 +91,15 @@ final class RuleBook {
         }
         takeInlineRules(previous);
         if (previous != null) {
-            // said once, not again at every reload that still finds it so (the soak: 77 lines)
-            warned.addAll(previous.warned);
+            // said once, not again at every reload that still finds it so (the soak: 77 lines);
+            // said again once the cause went away and came back, or changed
+            previous.warned.forEach((what, cause) -> {
+                if (cause == STANDS || (cause instanceof String && rule((String) cause) == null)
+                        || (cause instanceof RuleConfig && rule(((RuleConfig) cause).name()) != null
+                                && rule(((RuleConfig) cause).name()).config().equals(cause))) {
+                    warned.put(what, cause);
+                }
+            });
         }
         this.http = new HttpRules(ruleSet, httpRules, this::rule);
     }
@@ -235,7 +249,8 @@ final class RuleBook {
             int needed = rule.config().key().argumentsNeeded();
             if (needed > site.parameterCount) {
                 if (site.id >= 0) { // a probe of the transformer's is not a method bound yet
-                    warnOnce("arity:" + rule.name() + ":" + site + ":" + site.parameterCount, "rule '" + rule.name()
+                    warnOnce("arity:" + rule.name() + ":" + site + ":" + site.parameterCount, rule.config(),
+                            "rule '" + rule.name()
                             + "' keys on arg" + (needed - 1) + ", but " + site + " takes " + site.parameterCount
                             + (site.parameterCount == 1 ? " parameter" : " parameters")
                             + ": the rule does not limit its calls");
@@ -255,7 +270,7 @@ final class RuleBook {
         if (!values.ruleName.isEmpty()) {
             ActiveRule rule = byName.get(values.ruleName);
             if (rule == null) {
-                warnOnce("missing:" + values.ruleName, "@RateLimited(\"" + values.ruleName + "\") on " + site
+                warnOnce("missing:" + values.ruleName, values.ruleName, "@RateLimited(\"" + values.ruleName + "\") on " + site
                         + " names no rule in " + ruleSet.source() + "; the method is not limited");
             }
             return rule;
@@ -293,7 +308,7 @@ final class RuleBook {
         if (own == null || !own.equals(rule.config())) {
             // overloads share class and method name: the once-key is the site, the message names
             // the overload by its parameter count and its own settings
-            warnOnce("inline-differs:" + rule.name() + ":" + site.id, "@RateLimited on " + site + " (the overload"
+            warnOnce("inline-differs:" + rule.name() + ":" + site.id, STANDS, "@RateLimited on " + site + " (the overload"
                     + " taking " + site.parameterCount + (site.parameterCount == 1 ? " parameter" : " parameters")
                     + ": key " + values.key + ", " + values.limit + " per " + values.window + ") declares other"
                     + " settings than the inline rule '" + rule.name() + "' it shares with the first method of that"
@@ -313,7 +328,7 @@ final class RuleBook {
             LOG.log(Level.DEBUG, () -> "rate-limit-agent: inline rule " + config.describe() + " from " + site);
             return new ActiveRule(config, limiters.create(config));
         } catch (IllegalArgumentException e) {
-            warnOnce("inline:" + name, "@RateLimited on " + site + " is not usable (" + e.getMessage()
+            warnOnce("inline:" + name, STANDS, "@RateLimited on " + site + " is not usable (" + e.getMessage()
                     + "); the method is not limited");
             return null;
         }
@@ -330,8 +345,8 @@ final class RuleBook {
         return idle;
     }
 
-    private void warnOnce(String what, String message) {
-        if (warned.add(what)) {
+    private void warnOnce(String what, Object cause, String message) {
+        if (warned.putIfAbsent(what, cause) == null) {
             LOG.log(Level.WARNING, "rate-limit-agent: " + message);
         }
     }

@@ -848,11 +848,13 @@ public final class RedisStore implements AutoCloseable {
      * swaps the store (a new timeout, server or key prefix) rebinds the rules at once, but a call
      * that took the old rule just before goes on with this store, and found its pool closed (the
      * soak: 58 failed calls in 400,000 while the timeout was edited every 2 s, each deciding by
-     * its rule's on-error). A call never lasts longer than its timeout, so after twice that
-     * (at least 100 ms, at most 10 s) none is left.
+     * its rule's on-error). Each rule's decision waits at most its timeout, but one request may
+     * decide several rules one after another, after reading its keys: the store stays open for
+     * ten timeouts, at least 1 s and at most 60 s (a call in flight longer than that, several
+     * slow rules under a long timeout, may still find it closed and follow its on-error).
      */
     public void closeAfterCallsInFlight() {
-        long delayMillis = Math.min(10_000, Math.max(100, 2 * timeoutNanos / 1_000_000));
+        long delayMillis = Math.min(60_000, Math.max(1_000, 10 * (timeoutNanos / 1_000_000)));
         AgentThreads.daemon("rate-limit-agent-redis-retire", () -> {
             try {
                 Thread.sleep(delayMillis);

@@ -88,4 +88,43 @@ class InlineSettingsWarningTest {
         }
         assertEquals(2, warnings.size(), warnings::toString);
     }
+
+    /** A rule removed, brought back, removed again: the annotated method is unlimited again, and it is said again. */
+    @Test
+    void aMissingRuleIsSaidAgainOnceItWasBackAndIsGoneAgain() throws Exception {
+        RuleSet without = ConfigLoader.parse("version: 1\nrules: []\n", "r.yaml", Path.of("."), name -> null);
+        RuleSet with = ConfigLoader.parse("version: 1\nrules:\n  - name: report-export\n    limit: 5\n    window: 1m\n",
+                "r.yaml", Path.of("."), name -> null);
+        LimiterFactory store = LimiterFactory.of(without.store());
+        MethodSite site = new MethodSite(1, "app.Svc", "export", "Svc", 0, false, false,
+                new MethodSite.AnnotationValues("report-export", 5, "1m", "global"));
+        try (LogCapture capture = LogCapture.open()) {
+            RuleBook book = new RuleBook(without, store, null, () -> { });
+            book.rulesFor(site);
+            book = new RuleBook(with, store, book, () -> { });
+            assertEquals(1, book.rulesFor(site).length);
+            book = new RuleBook(without, store, book, () -> { });
+            assertEquals(0, book.rulesFor(site).length);
+            List<String> warnings = capture.messages(java.util.logging.Level.WARNING);
+            assertEquals(2, warnings.size(), warnings.toString());
+        }
+    }
+
+    /** An arity warning named arg1; the rule, edited to key on arg4, is warned about again, naming arg4. */
+    @Test
+    void anArityWarningForAnotherArgumentIsSaid() throws Exception {
+        String rule = "version: 1\nrules:\n  - name: send\n    match:\n      method: app.Svc#send\n    key: ARG\n    limit: 5\n    window: 1m\n";
+        RuleSet arg1 = ConfigLoader.parse(rule.replace("ARG", "arg1"), "r.yaml", Path.of("."), name -> null);
+        RuleSet arg4 = ConfigLoader.parse(rule.replace("ARG", "arg4"), "r.yaml", Path.of("."), name -> null);
+        LimiterFactory store = LimiterFactory.of(arg1.store());
+        MethodSite site = new MethodSite(1, "app.Svc", "send", "Svc", 1, true, false, null);
+        try (LogCapture capture = LogCapture.open()) {
+            RuleBook book = new RuleBook(arg1, store, null, () -> { });
+            book.rulesFor(site);
+            book = new RuleBook(arg4, store, book, () -> { });
+            book.rulesFor(site);
+            List<String> warnings = capture.messages(java.util.logging.Level.WARNING);
+            assertEquals(2, warnings.size(), warnings.toString());
+        }
+    }
 }
