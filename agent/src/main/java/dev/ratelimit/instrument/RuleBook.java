@@ -94,9 +94,7 @@ final class RuleBook {
             // said once, not again at every reload that still finds it so (the soak: 77 lines);
             // said again once the cause went away and came back, or changed
             previous.warned.forEach((what, cause) -> {
-                if (cause == STANDS || (cause instanceof String && rule((String) cause) == null)
-                        || (cause instanceof RuleConfig && rule(((RuleConfig) cause).name()) != null
-                                && rule(((RuleConfig) cause).name()).config().equals(cause))) {
+                if (stands(cause)) {
                     warned.put(what, cause);
                 }
             });
@@ -343,6 +341,18 @@ final class RuleBook {
             }
         }
         return idle;
+    }
+
+    /** Whether a warning's cause (see {@link #warned}) holds in this book too. */
+    private boolean stands(Object cause) {
+        if (cause instanceof String) {
+            return rule((String) cause) == null; // the rule named is still missing
+        }
+        if (cause instanceof RuleConfig) {
+            ActiveRule now = rule(((RuleConfig) cause).name());
+            return now != null && now.config().equals(cause);
+        }
+        return cause == STANDS;
     }
 
     private void warnOnce(String what, Object cause, String message) {
