@@ -10,6 +10,8 @@ import dev.ratelimit.config.ConfigLoader;
 import dev.ratelimit.config.RuleFileWatcher;
 import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.it.ForkedJvm;
+import dev.ratelimit.testing.StallGuard;
+import dev.ratelimit.testing.WindowGuard;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -150,15 +152,24 @@ class MalformedRuleFilesIT {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("malformed")
-    void checkRefusesItWithPositionedMessagesAndNoStackTrace(Malformed m) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        long start = System.nanoTime();
-        int exit = CheckCommand.run(m.file().toString(), new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        long nanos = System.nanoTime() - start;
-        String errors = err.toString(StandardCharsets.UTF_8);
-        assertEquals(1, exit, () -> m + ": exit " + exit + "\n" + out + errors);
+    void checkRefusesItWithPositionedMessagesAndNoStackTrace(Malformed m) throws Exception {
+        // the bound is for the check (not quadratic, no hang): a check over it while the machine
+        // stopped this JVM (another build on a 2-core CI machine) is measured again, with the
+        // same bound; the last check's output and time are the ones asserted
+        ByteArrayOutputStream[] out = new ByteArrayOutputStream[1];
+        ByteArrayOutputStream[] err = new ByteArrayOutputStream[1];
+        int[] exits = new int[1];
+        long nanos = StallGuard.measure(FIVE_SECONDS_NANOS - 1, 3, 100, () -> {
+            out[0] = new ByteArrayOutputStream();
+            err[0] = new ByteArrayOutputStream();
+            long start = System.nanoTime();
+            exits[0] = CheckCommand.run(m.file().toString(), new PrintStream(out[0], true, StandardCharsets.UTF_8),
+                    new PrintStream(err[0], true, StandardCharsets.UTF_8));
+            return System.nanoTime() - start;
+        });
+        int exit = exits[0];
+        String errors = err[0].toString(StandardCharsets.UTF_8);
+        assertEquals(1, exit, () -> m + ": exit " + exit + "\n" + out[0] + errors);
         assertTrue(nanos < FIVE_SECONDS_NANOS, () -> m + " took " + nanos / 1_000_000 + " ms");
         assertFormatted(m, errors);
         System.out.printf("check %-60s %5d ms  %s%n", m.name(), nanos / 1_000_000,
@@ -181,10 +192,20 @@ class MalformedRuleFilesIT {
     @ParameterizedTest(name = "{0}")
     @MethodSource("sample")
     void checkCommandLineRefusesItWithin5Seconds(Malformed m) throws Exception {
-        long start = System.nanoTime();
-        ForkedJvm.Result result = ForkedJvm.run(Path.of(System.getProperty("java.home")),
-                List.of("-jar", ForkedJvm.agentJar().toString(), "check", m.file().toString()), Duration.ofSeconds(30));
-        long nanos = System.nanoTime() - start;
+        // The bound is for the command a user runs, JVM start included: a run over it while the
+        // machine stopped this JVM too (another build on a 2-core CI machine) is measured again,
+        // with the same bound; the last run's result and time are the ones asserted
+        ForkedJvm.Result[] results = new ForkedJvm.Result[1];
+        long nanos = StallGuard.measure(FIVE_SECONDS_NANOS - 1, 3, 100, () -> {
+            // ForkedJvm.run waits out the last minute of an hour before it starts a JVM (up to a
+            // minute, inside the time measured): that wait is taken here, before the clock starts
+            WindowGuard.awayFromBoundary(3_600_000, 70_000);
+            long start = System.nanoTime();
+            results[0] = ForkedJvm.run(Path.of(System.getProperty("java.home")),
+                    List.of("-jar", ForkedJvm.agentJar().toString(), "check", m.file().toString()), Duration.ofSeconds(30));
+            return System.nanoTime() - start;
+        });
+        ForkedJvm.Result result = results[0];
         assertEquals(1, result.exitCode, () -> m + "\n" + result);
         assertTrue(nanos < FIVE_SECONDS_NANOS, () -> m + ": java -jar check took " + nanos / 1_000_000 + " ms");
         assertFormatted(m, result.stderr);
