@@ -241,14 +241,29 @@ class RedisLimiterTest {
         RedisLimiter limiter = limiter(algorithm, "    limit: 3\n    window: 500ms");
         // a fixed window's counter expires when its window ends: the ten must be counted, and
         // looked for, inside one window
-        WindowGuard.awayFromBoundary(500, 250);
-        for (int i = 0; i < 10; i++) {
-            limiter.acquire("expiring-" + algorithm + "-" + i);
-        }
+        // looked for, inside one window. Should the window turn between the first call and KEYS
+        // all the same (a stalled machine), the counters may be gone for the right reason: seen
+        // from the clock before the first call and after KEYS, the ten are counted again under new
+        // names, a few times at most, and the last try is judged
         try (Jedis jedis = server.client()) {
-            assertEquals(10, jedis.keys("rl:{r|expiring-" + algorithm + "-*").size());
+            String pattern = null;
+            int found = -1;
+            for (int attempt = 1; attempt <= 3; attempt++) {
+                WindowGuard.awayFromBoundary(500, 250);
+                String prefix = "expiring-" + algorithm + "-" + attempt + "-";
+                long first = System.currentTimeMillis();
+                for (int i = 0; i < 10; i++) {
+                    limiter.acquire(prefix + i);
+                }
+                pattern = "rl:{r|" + prefix + "*";
+                found = jedis.keys(pattern).size();
+                if (first / 500 == System.currentTimeMillis() / 500) {
+                    break;
+                }
+            }
+            assertEquals(10, found);
             Thread.sleep(1_200);
-            assertEquals(Set.of(), jedis.keys("rl:{r|expiring-" + algorithm + "-*"));
+            assertEquals(Set.of(), jedis.keys(pattern));
         }
     }
 
@@ -376,20 +391,42 @@ class RedisLimiterTest {
     @Test
     void theSlidingWindowAllowsNoDoubleBurstAcrossTheBoundary() throws Exception {
         RedisLimiter limiter = limiter(Algorithm.SLIDING_WINDOW, "    limit: 10\n    window: 1s");
-        WindowGuard.awayFromBoundary(1000, 1000);
-        long now = System.currentTimeMillis();
-        Thread.sleep(1000 - now % 1000 + 850);
+        // the late burst (20 round trips in the last 150 ms of a second) must fit in that second,
+        // and the early one must come in the next: a stalled machine may carry a burst over the
+        // boundary, and the counts are then those of other windows. Seen from the clock before
+        // and after each burst (the script reads the server's TIME between them, on this
+        // machine's clock), such a try is made again on a new key, a few times at most; the last
+        // try is judged
         int late = 0;
-        for (int i = 0; i < 20; i++) {
-            late += Outcome.isAllowed(limiter.acquire("slide")) ? 1 : 0;
+        int early = 0;
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            String key = "slide-" + attempt;
+            WindowGuard.awayFromBoundary(1000, 1000);
+            long now = System.currentTimeMillis();
+            Thread.sleep(1000 - now % 1000 + 850);
+            late = 0;
+            long lateStart = System.currentTimeMillis();
+            for (int i = 0; i < 20; i++) {
+                late += Outcome.isAllowed(limiter.acquire(key)) ? 1 : 0;
+            }
+            long lateEnd = System.currentTimeMillis();
+            now = System.currentTimeMillis();
+            Thread.sleep(1000 - now % 1000 + 5);
+            early = 0;
+            long earlyStart = System.currentTimeMillis();
+            for (int i = 0; i < 20; i++) {
+                early += Outcome.isAllowed(limiter.acquire(key)) ? 1 : 0;
+            }
+            long earlyEnd = System.currentTimeMillis();
+            long second = lateStart / 1000;
+            if (lateEnd / 1000 == second && earlyStart / 1000 == second + 1 && earlyEnd / 1000 == second + 1) {
+                break;
+            }
+            System.out.println("theSlidingWindowAllowsNoDoubleBurstAcrossTheBoundary: a burst crossed a second ("
+                    + lateStart % 1000 + ".." + lateEnd % 1000 + ", " + earlyStart % 1000 + ".." + earlyEnd % 1000
+                    + " ms into the seconds), again on a new key");
         }
         assertEquals(10, late);
-        now = System.currentTimeMillis();
-        Thread.sleep(1000 - now % 1000 + 5);
-        int early = 0;
-        for (int i = 0; i < 20; i++) {
-            early += Outcome.isAllowed(limiter.acquire("slide")) ? 1 : 0;
-        }
         assertTrue(early <= 1, "allowed " + early + " right after the boundary");
     }
 

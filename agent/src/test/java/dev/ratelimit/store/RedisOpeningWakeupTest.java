@@ -8,6 +8,7 @@ import dev.ratelimit.limit.StoreUnavailableException;
 import dev.ratelimit.testing.RedisServer;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -37,7 +38,10 @@ class RedisOpeningWakeupTest {
             assertEquals(1, two.pool.getNumActive() + two.pool.getNumIdle(), "one connection, in use");
             AtomicInteger opening = openingCount(two);
             opening.incrementAndGet(); // an opening at capacity, under way
+            AtomicInteger awaiting = awaitingChange(two);
+            CountDownLatch started = new CountDownLatch(1);
             CompletableFuture<Long> waiting = CompletableFuture.supplyAsync(() -> {
+                started.countDown();
                 long start = System.nanoTime();
                 try {
                     two.release(two.borrow(start + 1_500_000_000L));
@@ -46,6 +50,17 @@ class RedisOpeningWakeupTest {
                     return -1L;
                 }
             });
+            // the race: the call must find the pool at capacity (the held-up opening counted) and
+            // be waiting for a change before the opening ends. The task may start late on a loaded
+            // machine (it once could start after the opening had ended, and found room at once:
+            // the test passed without the race), so the opening ends only once the call waits.
+            assertTrue(started.await(5, TimeUnit.SECONDS), "the call never started");
+            long until = System.nanoTime() + 5_000_000_000L;
+            while (awaiting.get() == 0 && !waiting.isDone() && System.nanoTime() < until) {
+                Thread.sleep(1);
+            }
+            assertTrue(awaiting.get() > 0, () -> "the call is not waiting for a change of the pool"
+                    + (waiting.isDone() ? " (it ended: " + waiting.join() + " ms)" : ""));
             Thread.sleep(50);
             opening.decrementAndGet(); // it ends, adding nothing: no change signalled
             long millis = waiting.get(5, TimeUnit.SECONDS);
@@ -61,6 +76,13 @@ class RedisOpeningWakeupTest {
             Thread.sleep(10);
         }
         store.pool.clear();
+    }
+
+    /** The store's count of calls waiting for a change of the pool. */
+    static AtomicInteger awaitingChange(RedisStore store) throws ReflectiveOperationException {
+        java.lang.reflect.Field field = RedisStore.class.getDeclaredField("awaitingChange");
+        field.setAccessible(true);
+        return (AtomicInteger) field.get(store);
     }
 
     static AtomicInteger openingCount(RedisStore store) throws ReflectiveOperationException {

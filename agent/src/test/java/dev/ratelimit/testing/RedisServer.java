@@ -16,7 +16,7 @@ import redis.clients.jedis.Jedis;
  * with a message saying how to install it.
  */
 public final class RedisServer implements AutoCloseable {
-    private final int port;
+    private int port;
     private final Path dir;
     private final List<String> options;
     private boolean tls;
@@ -49,8 +49,31 @@ public final class RedisServer implements AutoCloseable {
         }
         RedisServer server = new RedisServer(freePort(), Files.createTempDirectory("redis-test"), options);
         server.tls = tls;
-        server.launch();
-        return server;
+        // the port was free when asked for, and is closed before redis-server binds it: another
+        // process (a parallel test's server or proxy) may take it in between, and redis-server
+        // then exits at once ("Address already in use"). Such a launch is tried again on a new
+        // port, a few times; any other failure fails at once.
+        for (int attempt = 1; ; attempt++) {
+            try {
+                server.launch();
+                return server;
+            } catch (PortTaken taken) {
+                if (attempt >= LAUNCH_ATTEMPTS) {
+                    throw new IllegalStateException("redis-server could not bind a free port in "
+                            + LAUNCH_ATTEMPTS + " tries: " + taken.getMessage());
+                }
+                server.port = freePort();
+            }
+        }
+    }
+
+    private static final int LAUNCH_ATTEMPTS = 5;
+
+    /** redis-server exited because another process had taken its port. */
+    private static final class PortTaken extends IOException {
+        PortTaken(String message) {
+            super(message);
+        }
     }
 
     /**
@@ -94,14 +117,65 @@ public final class RedisServer implements AutoCloseable {
                 .start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() < deadline) {
-            try (java.net.Socket probe = new java.net.Socket("127.0.0.1", port)) {
-                return;
-            } catch (IOException notYet) {
-                Thread.sleep(20);
+            if (!process.isAlive()) {
+                process.waitFor();
+                String log = Files.readString(dir.resolve("redis.log"));
+                if (log.contains("Address already in use")) {
+                    throw new PortTaken("port " + port + ": " + log);
+                }
+                throw new IllegalStateException("redis-server exited (" + process.exitValue() + ") on port " + port
+                        + ": " + log);
             }
+            // the port answering is not enough: it may be the process that took it; the
+            // listening socket must be this redis-server's (where /proc tells)
+            if (listensHere() != Boolean.FALSE) {
+                try (java.net.Socket probe = new java.net.Socket("127.0.0.1", port)) {
+                    return;
+                } catch (IOException notYet) {
+                    // not yet accepting
+                }
+            }
+            Thread.sleep(20);
         }
         throw new IllegalStateException("redis-server did not start on port " + port + ": "
                 + Files.readString(dir.resolve("redis.log")));
+    }
+
+    /**
+     * Whether this process holds a listening TCP socket on {@link #port} (Linux's /proc: a LISTEN
+     * entry of /proc/net/tcp on the port whose inode is among the process's descriptors), or null
+     * where /proc cannot tell.
+     */
+    private Boolean listensHere() {
+        Path table = Path.of("/proc/net/tcp");
+        Path fds = Path.of("/proc", Long.toString(process.pid()), "fd");
+        if (!Files.isReadable(table) || !Files.isDirectory(fds)) {
+            return null;
+        }
+        try {
+            java.util.Set<String> inodes = new java.util.HashSet<>();
+            String hexPort = String.format(":%04X", port);
+            for (String line : Files.readAllLines(table)) {
+                String[] fields = line.trim().split("\\s+");
+                if (fields.length > 9 && fields[1].endsWith(hexPort) && fields[3].equals("0A")) {
+                    inodes.add("socket:[" + fields[9] + "]");
+                }
+            }
+            if (inodes.isEmpty()) {
+                return false;
+            }
+            try (java.util.stream.Stream<Path> links = Files.list(fds)) {
+                return links.anyMatch(link -> {
+                    try {
+                        return inodes.contains(Files.readSymbolicLink(link).toString());
+                    } catch (IOException gone) {
+                        return false;
+                    }
+                });
+            }
+        } catch (IOException | RuntimeException unreadable) {
+            return null;
+        }
     }
 
     public int port() {
