@@ -85,7 +85,7 @@ class RedisRaceGapsTest {
                 RedisLimiter limiter = new RedisLimiter(store, set.rules().get(0));
                 // a burst on a key of its own first, not counted: a cold store opens its connections
                 // in the background, and in one run of three on this 2-core machine 22, 82 and 60 of
-                // round 0's 100 calls failed within the 500 ms timeout (the platform-thread path: none)
+                // round 0's 100 calls failed within the 500 ms timeout these tests then had (the platform-thread path: none)
                 Race.passed(pool, THREADS, () -> {
                     try {
                         limiter.acquire("warm-up");
