@@ -51,6 +51,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The attach command always runs on the same JDK as the target.
  */
 class AttachIT {
+    /**
+     * Each test starts well inside an hour, as its target counts under rules of 1h: two minutes,
+     * since the attach itself (ForkedJvm.run) waits out an hour's last minute, and a target given
+     * the attach late gives up on it (after 60 s) and makes its calls unlimited.
+     */
+    private static final long ATTACH_MARGIN_MILLIS = 120_000;
     private static final String TOKEN = "attach-internal-token-0123456789";
     private static final String RULE = "internal-per-ip";
     private static final String TURN = "/internal/turns/1";
@@ -84,7 +90,7 @@ class AttachIT {
     @ParameterizedTest(name = "on {0}")
     @MethodSource("jdks")
     void attachingLimitsARunningTestAppOnce(Path jdk) throws Exception {
-        WindowGuard.awayFromBoundary(3_600_000, 60_000);
+        WindowGuard.awayFromBoundary(3_600_000, ATTACH_MARGIN_MILLIS);
         Path rules = rules();
         int jmxPort = freePort();
         Map<String, String> env = new HashMap<>();
@@ -172,7 +178,7 @@ class AttachIT {
                     jdk.getFileName(), feature);
             return;
         }
-        WindowGuard.awayFromBoundary(3_600_000, 60_000);
+        WindowGuard.awayFromBoundary(3_600_000, ATTACH_MARGIN_MILLIS);
         Path rules = rules();
         // JDK_JAVA_OPTIONS: the launcher puts it on the command line (JAVA_TOOL_OPTIONS would not silence it)
         Map<String, String> env = Map.of("RATELIMIT_INTERNAL_TOKEN", TOKEN,
@@ -195,7 +201,7 @@ class AttachIT {
     @ParameterizedTest(name = "on {0}")
     @MethodSource("jdks")
     void anAttachRefusedForAnInvalidFileLeavesTheNextOneFree(Path jdk) throws Exception {
-        WindowGuard.awayFromBoundary(3_600_000, 60_000);
+        WindowGuard.awayFromBoundary(3_600_000, ATTACH_MARGIN_MILLIS);
         Path bad = Files.writeString(dir.resolve("bad.yaml"), "version: 1\nrules:\n  - name: x\n    limit: five\n");
         Path rules = rules();
         Map<String, String> env = new HashMap<>();
@@ -336,7 +342,7 @@ class AttachIT {
     @ParameterizedTest(name = "on {0}")
     @MethodSource("jdks")
     void anApplicationsCatchSeesTheRejectionsAfterAnAttach(Path jdk) throws Exception {
-        WindowGuard.awayFromBoundary(3_600_000, 60_000);
+        WindowGuard.awayFromBoundary(3_600_000, ATTACH_MARGIN_MILLIS);
         Path rules = Files.writeString(dir.resolve("empty.yaml"), "version: 1\nrules: []\n");
         Process target = new ProcessBuilder(jdk.resolve("bin/java").toString(), "-cp", ForkedJvm.applicationClassPath(),
                 "dev.ratelimit.fixture.CatchesAfterAttachMain").redirectErrorStream(true).start();
@@ -417,7 +423,7 @@ class AttachIT {
      * code, a colon, and its output.
      */
     private String[] attachBesideAFailingLoader(Path jdk, String mode) throws Exception {
-        WindowGuard.awayFromBoundary(3_600_000, 60_000);
+        WindowGuard.awayFromBoundary(3_600_000, ATTACH_MARGIN_MILLIS);
         Path rules = Files.writeString(dir.resolve("empty.yaml"), "version: 1\nrules: []\n");
         // to a file, not a pipe: the logged stack overflow outgrows a pipe's buffer, and the
         // target would wait for a reader while the attach waits for it

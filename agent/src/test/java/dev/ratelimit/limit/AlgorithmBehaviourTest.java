@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ratelimit.config.Algorithm;
+import dev.ratelimit.testing.ClockWait;
 import dev.ratelimit.testing.RefusedBursts;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -20,9 +21,7 @@ class AlgorithmBehaviourTest {
         Thread.sleep(windowMillis - now % windowMillis + 5);
         // and until it is: a busy machine may keep the clock's thread from ticking for longer
         long next = now / windowMillis + 1;
-        while (CoarseClock.millis() / windowMillis < next) {
-            Thread.sleep(1);
-        }
+        ClockWait.until(() -> CoarseClock.millis() / windowMillis >= next, "the next window");
     }
 
     /**
@@ -176,9 +175,8 @@ class AlgorithmBehaviourTest {
         assertTrue(retry >= 1 + tick && retry <= 101 + tick, "one token every 100 ms and a tick, retry was " + retry);
         Thread.sleep(250);
         // 250 ms on the limiter's clock too, which a busy machine may keep behind
-        while (CoarseClock.nanos() - burstTicks < 250_000_000L) {
-            Thread.sleep(1);
-        }
+        long burstEnded = burstTicks;
+        ClockWait.until(() -> CoarseClock.nanos() - burstEnded >= 250_000_000L, "250 ms after the burst");
         int refilled = 0;
         for (int i = 0; i < 10; i++) {
             refilled += Outcome.isAllowed(limiter.acquire(key)) ? 1 : 0;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ratelimit.config.ConfigLoader;
 import dev.ratelimit.config.RuleConfig;
+import dev.ratelimit.testing.ClockWait;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -119,9 +120,7 @@ class AllowedCountTest {
         // 100 ms on the clock the key store reads (the agent's, which a busy machine may keep behind)
         long hammered = CoarseClock.nanos();
         Thread.sleep(100);
-        while (CoarseClock.nanos() - hammered < 100_000_000L) {
-            Thread.sleep(1);
-        }
+        ClockWait.until(() -> CoarseClock.nanos() - hammered >= 100_000_000L, "100 ms after the calls");
         keyed.trackedKeys(); // runs the store's maintenance: every key has expired by now
         assertEquals(0, keyed.trackedKeys());
         assertEquals(0, limiter.openCounters(), "every expired key's counter is retired");
@@ -129,7 +128,7 @@ class AllowedCountTest {
     }
 
     @Test
-    void aKeyRemovedWhileACallStartsANewWindowLeavesNoCounterOpen() {
+    void aKeyRemovedWhileACallStartsANewWindowLeavesNoCounterOpen() throws InterruptedException {
         AllowedTally tally = new AllowedTally(5);
         FixedWindowLimit limit = new FixedWindowLimit(5, 1, tally);
         Object state = limit.newState(false);
@@ -140,9 +139,7 @@ class AllowedCountTest {
         assertEquals(0, tally.openCounters());
         assertEquals(1, tally.allowed());
         long windowOfFirstCall = CoarseClock.millis();
-        while (CoarseClock.millis() == windowOfFirstCall) {
-            Thread.onSpinWait();
-        }
+        ClockWait.until(() -> CoarseClock.millis() != windowOfFirstCall, "its next millisecond");
         // a later window: this call installs a counter on the removed state, which must not stay open
         assertTrue(Outcome.isAllowed(limit.acquire(state)));
         assertEquals(0, tally.openCounters());

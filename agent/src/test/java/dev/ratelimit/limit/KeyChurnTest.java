@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ratelimit.config.Algorithm;
+import dev.ratelimit.testing.ClockWait;
 import dev.ratelimit.testing.WindowGuard;
 import java.util.ArrayList;
 import java.util.List;
@@ -100,9 +101,8 @@ class KeyChurnTest {
         assertFalse(Outcome.isAllowed(inItsSecond), "the flood handed the victim a fresh second");
         Thread.sleep(1000 - System.currentTimeMillis() % 1000 + 20);
         // and on the agent's clock too, which a busy machine may keep more than 20 ms behind
-        while (CoarseClock.millis() / 1000 <= itsSecond) {
-            Thread.sleep(1);
-        }
+        long victimsSecond = itsSecond;
+        ClockWait.until(() -> CoarseClock.millis() / 1000 > victimsSecond, "the victim's next second");
         // The next second: its state came back as it was, with one call left in the hour (it
         // once came back used up in the hour too, locked out for the rest of it)
         long next = limiter.acquire("victim");

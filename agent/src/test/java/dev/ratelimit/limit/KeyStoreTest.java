@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ratelimit.testing.ClockWait;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -72,9 +73,7 @@ class KeyStoreTest {
         // 120 ms on the clock the store reads (the agent's, which a busy machine may keep behind)
         long touched = CoarseClock.nanos();
         Thread.sleep(120);
-        while (CoarseClock.nanos() - touched < TimeUnit.MILLISECONDS.toNanos(120)) {
-            Thread.sleep(1);
-        }
+        ClockWait.until(() -> CoarseClock.nanos() - touched >= TimeUnit.MILLISECONDS.toNanos(120), "120 ms after the touch");
         assertEquals(0, store.size(), "expired and removed");
         assertEquals(1, removed.size(), "the removal is reported");
         assertSame(first, removed.get(0));

@@ -128,9 +128,13 @@ class LimiterRaceGapsTest {
             for (int i = 0; i < 6; i++) {
                 filled += Outcome.isAllowed(limiter.acquire(key)) ? 1 : 0;
             }
-            if (filled != 5 || CoarseClock.millis() / window != filledIn) {
+            if (CoarseClock.millis() / window != filledIn) {
                 assertTrue(++redone <= 100, "100 rounds redone: the machine never let one run as planned");
                 round--;
+                continue;
+            }
+            if (filled != 5) { // six calls in one window: five pass, whatever the machine did
+                wrong.add("round " + round + ": the fill let " + filled + " of 6 through in one window");
                 continue;
             }
             CountDownLatch ready = new CountDownLatch(THREADS);

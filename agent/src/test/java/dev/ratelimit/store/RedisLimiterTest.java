@@ -246,7 +246,6 @@ class RedisLimiterTest {
     void countersAreGoneFromRedisOnceTheirWindowIsOver(Algorithm algorithm) throws Exception {
         RedisLimiter limiter = limiter(algorithm, "    limit: 3\n    window: 500ms");
         // a fixed window's counter expires when its window ends: the ten must be counted, and
-        // looked for, inside one window
         // looked for, inside one window. Should the window turn between the first call and KEYS
         // all the same (a stalled machine), the counters may be gone for the right reason: seen
         // from the clock before the first call and after KEYS, the ten are counted again under new
@@ -269,7 +268,8 @@ class RedisLimiterTest {
             }
             assertEquals(10, found);
             Thread.sleep(1_200);
-            assertEquals(Set.of(), jedis.keys(pattern));
+            // every try's counters, not the last one's alone
+            assertEquals(Set.of(), jedis.keys("rl:{r|expiring-" + algorithm + "-*"));
         }
     }
 
@@ -425,7 +425,10 @@ class RedisLimiterTest {
             }
             long earlyEnd = System.currentTimeMillis();
             long second = lateStart / 1000;
-            if (lateEnd / 1000 == second && earlyStart / 1000 == second + 1 && earlyEnd / 1000 == second + 1) {
+            // the early burst within the first 100 ms: later, the previous second's share has
+            // faded enough to let a second call through, rightly
+            if (lateEnd / 1000 == second && earlyStart / 1000 == second + 1 && earlyEnd / 1000 == second + 1
+                    && earlyEnd % 1000 < 100) {
                 break;
             }
             System.out.println("theSlidingWindowAllowsNoDoubleBurstAcrossTheBoundary: a burst crossed a second ("

@@ -137,6 +137,7 @@ public final class RedisServer implements AutoCloseable {
             }
             Thread.sleep(20);
         }
+        process.destroyForcibly();
         throw new IllegalStateException("redis-server did not start on port " + port + ": "
                 + Files.readString(dir.resolve("redis.log")));
     }
