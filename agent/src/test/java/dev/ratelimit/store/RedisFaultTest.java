@@ -263,8 +263,15 @@ class RedisFaultTest {
             Jedis held = two.borrow(System.nanoTime() + 2_000_000_000L);
             assertEquals(1, two.pool.getNumActive() + two.pool.getNumIdle(), "one connection, in use");
             long createdBefore = two.pool.getCreatedCount();
+            java.util.concurrent.atomic.AtomicInteger making = RedisOpeningWakeupTest.signalledOpenings(two);
             java.util.concurrent.Future<?> opening = two.connector.submit(two::openIdleConnection);
-            Thread.sleep(50);
+            // until the opening is past its capacity check and making the connection (a fixed
+            // sleep let a starved connector start it late, and the call's own opening take its place)
+            long until = System.nanoTime() + 5_000_000_000L;
+            while (making.get() == 0 && !opening.isDone() && System.nanoTime() < until) {
+                Thread.sleep(1);
+            }
+            assertEquals(1, making.get(), "the opening is making a connection");
             assertFalse(opening.isDone(), "the opening is under way");
             long asked = two.connector.getTaskCount();
             Jedis second = two.borrow(System.nanoTime() + 1_500_000_000L);

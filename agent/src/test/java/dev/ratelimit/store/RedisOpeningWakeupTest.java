@@ -85,6 +85,13 @@ class RedisOpeningWakeupTest {
         return (AtomicInteger) field.get(store);
     }
 
+    /** The store's count of openings past their capacity check, making a connection. */
+    static AtomicInteger signalledOpenings(RedisStore store) throws ReflectiveOperationException {
+        java.lang.reflect.Field field = RedisStore.class.getDeclaredField("signalledOpenings");
+        field.setAccessible(true);
+        return (AtomicInteger) field.get(store);
+    }
+
     static AtomicInteger openingCount(RedisStore store) throws ReflectiveOperationException {
         java.lang.reflect.Field field = RedisStore.class.getDeclaredField("opening");
         field.setAccessible(true);
