@@ -100,16 +100,19 @@ class KeyChurnTest {
         // still within its second, it comes back over the limit of a second
         assertFalse(Outcome.isAllowed(inItsSecond), "the flood handed the victim a fresh second");
         Thread.sleep(1000 - System.currentTimeMillis() % 1000 + 20);
-        // and on the agent's clock too, which a busy machine may keep more than 20 ms behind
+        // and on the agent's clock too, which a busy machine may keep more than 20 ms behind. Not
+        // merely in the next second: in its first millisecond the sliding window still carries
+        // the whole of the second before (2 of 2), and refuses for 1 ms plus a tick. Under two
+        // busy loops the clock's thread once ticked at that millisecond and was then kept off
+        // the CPU past the test's sleep: the call read it, and was locked out for 2 ms.
         long victimsSecond = itsSecond;
-        ClockWait.until(() -> CoarseClock.millis() / 1000 > victimsSecond, "the victim's next second");
+        long intoNext = (victimsSecond + 1) * 1000 + 20;
+        ClockWait.until(() -> CoarseClock.millis() >= intoNext, "20 ms into the victim's next second");
         // The next second: its state came back as it was, with one call left in the hour (it
         // once came back used up in the hour too, locked out for the rest of it)
         long before = CoarseClock.millis();
         long next = limiter.acquire("victim");
         long after = CoarseClock.millis();
-        // the clock's readings around the call, for a failure seen once under two busy loops
-        // (locked out for 2 ms), which only a reading behind the one waited for would explain
         assertTrue(Outcome.isAllowed(next), () -> "locked out for " + Outcome.retryMillis(next) + " ms (the victim's second "
                 + victimsSecond + ", the agent's clock " + before + " ms before the call and " + after + " ms after)");
         // and none more: the hour's count was kept through the eviction, not forgotten
