@@ -301,15 +301,41 @@ public final class HttpRequests implements HttpGate {
         return true;
     }
 
-    /** The HTTP rules' policy items with a method rule's added, unless it is one of them (or unknown). */
-    private static String withPolicy(String httpPolicies, String policy) {
+    /**
+     * The HTTP rules' policy items with a method rule's added, unless they are among them (or
+     * the rule is unknown). Items are the same policy by their names: a reload between the
+     * request's start and the rejection may have made an HTTP rule that counted the request a
+     * method rule of the same name with another limit, and the field then named one policy twice,
+     * with two quotas. The rule's items as it refused are listed, in place of those the request
+     * started with.
+     */
+    static String withPolicy(String httpPolicies, String policy) {
         if (httpPolicies == null) {
             return policy;
         }
-        if (policy.isEmpty() || (", " + httpPolicies + ", ").contains(", " + policy + ", ")) {
+        if (policy.isEmpty()) {
             return httpPolicies;
         }
-        return httpPolicies + ", " + policy;
+        String[] own = policy.split(", ");
+        StringBuilder listed = new StringBuilder(httpPolicies.length() + policy.length() + 2);
+        boolean placed = false;
+        for (String item : httpPolicies.split(", ")) {
+            boolean same = false;
+            for (String mine : own) {
+                same |= itemName(item).equals(itemName(mine));
+            }
+            if (!same || !placed) {
+                listed.append(listed.length() == 0 ? "" : ", ").append(same ? policy : item);
+                placed |= same;
+            }
+        }
+        return placed ? listed.toString() : httpPolicies + ", " + policy;
+    }
+
+    /** {@code "NAME"} of a policy item {@code "NAME";q=...}: a rule name holds no quote nor comma. */
+    private static String itemName(String item) {
+        int end = item.indexOf('"', 1);
+        return end < 0 ? item : item.substring(0, end + 1);
     }
 
     /** The rejection in an exception's cause chain, also when wrapped (e.g. in a ServletException). */

@@ -785,6 +785,69 @@ class HttpRequestsTest {
         assertNull(own.responseHeaders.get("RateLimit"));
     }
 
+    /**
+     * A reload between a request's start and a method rule's rejection, which made the HTTP rule
+     * "api" (2 an hour) that counted the request a method rule of the same name (5 a minute): the
+     * 429's RateLimit-Policy named "api" twice, with two quotas. It lists the rule as it refused,
+     * once, where the request's own item was.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aRuleReloadedFromHttpToMethodDuringARequestIsListedOnce(String namespace) throws Exception {
+        RuleSet reloaded = ConfigLoader.parse(String.join("\n",
+                "version: 1",
+                "rules:",
+                "  - name: api",
+                "    match: {method: com.example.Api#call}",
+                "    key: global",
+                "    limit: 5",
+                "    window: 1m",
+                ""), "rules.yaml", Path.of("."), name -> null);
+        ActiveRule api = new ActiveRule(reloaded.rules().get(0), 1000);
+        HttpRules before = new HttpRules(exemptOnly(), new ArrayList<>(rules.values()), rules::get);
+        HttpRules after = new HttpRules(reloaded, List.of(), name -> name.equals("api") ? api : null);
+        java.util.concurrent.atomic.AtomicReference<HttpRules> current = new java.util.concurrent.atomic.AtomicReference<>(before);
+        HttpRequests requests = new HttpRequests(current::get);
+        FakeServlet servlet = new FakeServlet(namespace);
+        servlet.uri = "/api/users/1";
+        servlet.principal = "erin";
+        Object facts = requests.enter(servlet.request, servlet.response);
+        current.set(after);
+        assertTrue(requests.exit(servlet.request, servlet.response, facts,
+                new RateLimitExceededException("api", Duration.ofMillis(1500))));
+        assertEquals(429, servlet.status);
+        assertEquals("\"api\";q=5;w=60, \"by-user\";q=1;w=3600", servlet.responseHeaders.get("RateLimit-Policy"));
+        assertEquals("\"api\";r=0;t=2", servlet.responseHeaders.get("RateLimit"));
+    }
+
+    /** The policy items of a rejection: the request's HTTP rules', and the refusing rule's once, by item name. */
+    @org.junit.jupiter.api.Test
+    void aRefusingRulesPolicyItemsReplaceTheRequestsItemsOfTheSameName() {
+        assertEquals("\"a\";q=1;w=1", HttpRequests.withPolicy(null, "\"a\";q=1;w=1"));
+        assertEquals("\"a\";q=1;w=1", HttpRequests.withPolicy("\"a\";q=1;w=1", ""));
+        assertEquals("\"a\";q=1;w=1, \"b\";q=2;w=1", HttpRequests.withPolicy("\"a\";q=1;w=1", "\"b\";q=2;w=1"));
+        assertEquals("\"a\";q=1;w=1, \"b\";q=2;w=1",
+                HttpRequests.withPolicy("\"a\";q=1;w=1, \"b\";q=2;w=1", "\"b\";q=2;w=1"));
+        assertEquals("\"a\";q=7;w=60, \"b\";q=2;w=1",
+                HttpRequests.withPolicy("\"a\";q=1;w=1, \"b\";q=2;w=1", "\"a\";q=7;w=60"));
+        // a name that begins another's is another policy
+        assertEquals("\"a-v2\";q=1;w=1, \"a\";q=3;w=1", HttpRequests.withPolicy("\"a-v2\";q=1;w=1", "\"a\";q=3;w=1"));
+        // a rule of two limits, both items the request's: both replaced, in the first's place
+        assertEquals("\"x\";q=9;w=1, \"r-1s\";q=3;w=1, \"r-1h\";q=50;w=3600",
+                HttpRequests.withPolicy("\"x\";q=9;w=1, \"r-1s\";q=2;w=1, \"r-1h\";q=40;w=3600",
+                        "\"r-1s\";q=3;w=1, \"r-1h\";q=50;w=3600"));
+    }
+
+    private static RuleSet exemptOnly() throws Exception {
+        return ConfigLoader.parse(String.join("\n",
+                "version: 1",
+                "exempt:",
+                "  header: X-Internal-Token",
+                "  tokens: [\"" + TOKEN + "\"]",
+                "rules: []",
+                ""), "rules.yaml", Path.of("."), name -> null);
+    }
+
     /** A request for /api/x from {@code address} in which a method rejects under {@code rule}: answered 429. */
     private FakeServlet rejectedUnderApi(String namespace, String address, String rule) throws Exception {
         FakeServlet servlet = new FakeServlet(namespace);
