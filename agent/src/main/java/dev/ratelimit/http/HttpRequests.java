@@ -142,7 +142,9 @@ public final class HttpRequests implements HttpGate {
     /** Applies the matching rules; returns true when the request was rejected and answered. */
     private static boolean decide(HttpRules current, ServletApi api, Object request, Object response,
             RequestFacts facts, TokenVerifier.Verdict verdict) {
-        String path = RequestPath.normalize(api.requestUri(request), api.contextPath(request));
+        String uri = api.requestUri(request);
+        String contextPath = api.contextPath(request);
+        String path = RequestPath.normalize(uri, contextPath);
         // and the path the container mapped, when it differs: a container that does not resolve
         // dot segments or decode %2F (Undertow) serves /api/users/u1/../.. with the servlet at
         // /api/users/*, a path the resolved URI (/) is not under
@@ -157,7 +159,10 @@ public final class HttpRequests implements HttpGate {
                     "the request is matched by its URI alone");
             routed = null;
         }
-        int[] matched = current.matching(api.method(request), path, routed);
+        // and the URI with its dot segments kept, as Spring MVC routes it (/api/reports/.. reached
+        // the handler of /api/reports/{user})
+        String literal = RequestPath.literal(uri, contextPath, path);
+        int[] matched = current.matching(api.method(request), path, routed, literal);
         if (matched.length == 0) {
             return false;
         }

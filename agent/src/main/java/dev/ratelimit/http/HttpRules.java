@@ -70,15 +70,17 @@ public final class HttpRules {
 
     /**
      * Indexes into {@link #rule(int)} of the rules matching a request by its normalised path or,
-     * when not null, by the path the container routed it by (a rule covers a request if it
-     * covers either), in file order, each once.
+     * when not null, by the path the container routed it by or by its path with the dot segments
+     * kept ({@link RequestPath#literal}): a rule covers a request if it covers any of them. In
+     * file order, each once.
      */
-    int[] matching(String method, String path, String routed) {
+    int[] matching(String method, String path, String routed, String literal) {
         int[] matched = null;
         int count = 0;
         for (int i = 0; i < rules.length; i++) {
             HttpMatch match = rules[i].config().httpMatch();
-            if (match.matches(method, path) || routed != null && match.matches(method, routed)) {
+            if (match.matches(method, path) || routed != null && match.matches(method, routed)
+                    || literal != null && match.matches(method, literal)) {
                 if (matched == null) {
                     matched = new int[rules.length];
                 }

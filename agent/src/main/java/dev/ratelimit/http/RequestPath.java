@@ -86,6 +86,36 @@ public final class RequestPath {
         return routed.equals(normalized) ? null : routed;
     }
 
+    /**
+     * The path with its dot segments kept as segments, when the URI has one and this differs from
+     * {@code normalized}; null otherwise. Steps as {@link #normalize}, save that {@code .} and
+     * {@code ..} (however spelt: {@code %2e}, {@code .;x}) are neither dropped nor resolved.
+     * Spring MVC routes by the URI so (its path patterns and its Ant matcher alike, on Tomcat and
+     * Jetty, whose own mapping resolves them): {@code /api/reports/..} reached the handler of
+     * {@code /api/reports/{user}} with the user {@code ..}, while the resolved path,
+     * {@code /api}, is not under a rule for {@code /api/reports/*}. Never throws.
+     */
+    public static String literal(String rawRequestUri, String rawContextPath, String normalized) {
+        if (rawRequestUri == null || isNormal(rawRequestUri) || !mayHoldDotSegment(rawRequestUri)) {
+            return null;
+        }
+        String path = segments(rawRequestUri, true);
+        String context = segments(rawContextPath, true);
+        if (!context.isEmpty() && path.startsWith(context)
+                && (path.length() == context.length() || path.charAt(context.length()) == '/')) {
+            path = path.substring(context.length());
+        }
+        if (path.isEmpty()) {
+            path = "/";
+        }
+        return path.equals(normalized) ? null : path;
+    }
+
+    /** Whether a segment of {@code uri} could decode to a dot segment: it holds a {@code .} or an escape. */
+    private static boolean mayHoldDotSegment(String uri) {
+        return uri.indexOf('.') >= 0 || uri.indexOf('%') >= 0;
+    }
+
     /** {@code path} with a leading {@code /}, and without empty segments ({@code /} for none). */
     private static String withoutEmptySegments(String path) {
         int length = path.length();
@@ -133,8 +163,8 @@ public final class RequestPath {
 
     /** The normal form, worked out step by step (see the class comment). */
     static String normalizeSlowly(String rawRequestUri, String rawContextPath) {
-        String path = resolve(rawRequestUri);
-        String context = resolve(rawContextPath);
+        String path = segments(rawRequestUri, false);
+        String context = segments(rawContextPath, false);
         // the context path's segments, when the path starts with them (no segment holds a '/')
         if (!context.isEmpty() && path.startsWith(context)
                 && (path.length() == context.length() || path.charAt(context.length()) == '/')) {
@@ -147,9 +177,10 @@ public final class RequestPath {
      * The decoded, resolved segments of {@code raw}, each after a {@code /}, in one string; empty
      * for none. Built in one buffer, a {@code ..} cutting it back to where the segment before
      * began: linear in the URI's length, with no string per segment (a 1 MB URI of short
-     * segments once cost up to 0.9 s and 35 MB).
+     * segments once cost up to 0.9 s and 35 MB). With {@code keepDots}, {@code .} and {@code ..}
+     * are segments like any other.
      */
-    private static String resolve(String raw) {
+    private static String segments(String raw, boolean keepDots) {
         if (raw == null) {
             return "";
         }
@@ -161,7 +192,7 @@ public final class RequestPath {
                 break;
             }
         }
-        Resolved resolved = new Resolved(end);
+        Resolved resolved = new Resolved(end, keepDots);
         int start = 0;
         while (start <= end) {
             int separator = start;
@@ -203,7 +234,7 @@ public final class RequestPath {
         return c == '/' || c == '\\';
     }
 
-    /** Resolved segments: empty and {@code .} ones dropped, a {@code ..} removing the one before it. */
+    /** Resolved segments: empty and {@code .} ones dropped, a {@code ..} removing the one before it (unless dots are kept). */
     private static final class Resolved {
         final StringBuilder text;
         /** Scratch space for a segment's decoded text. */
@@ -213,6 +244,7 @@ public final class RequestPath {
         private int depth;
         /** Scratch space for a run of escaped bytes, reused from segment to segment. */
         private byte[] bytes = new byte[0];
+        private final boolean keepDots;
 
         byte[] bytes(int atLeast) {
             if (bytes.length < atLeast) {
@@ -221,16 +253,17 @@ public final class RequestPath {
             return bytes;
         }
 
-        Resolved(int capacity) {
+        Resolved(int capacity, boolean keepDots) {
             text = new StringBuilder(Math.min(capacity + 1, 1 << 16));
+            this.keepDots = keepDots;
         }
 
         void add(CharSequence source, int from, int to) {
             int length = to - from;
-            if (length == 0 || length == 1 && source.charAt(from) == '.') {
+            if (length == 0 || !keepDots && length == 1 && source.charAt(from) == '.') {
                 return;
             }
-            if (length == 2 && source.charAt(from) == '.' && source.charAt(from + 1) == '.') {
+            if (!keepDots && length == 2 && source.charAt(from) == '.' && source.charAt(from + 1) == '.') {
                 if (depth > 0) {
                     text.setLength(starts[--depth]);
                 }

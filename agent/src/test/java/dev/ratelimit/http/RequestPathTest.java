@@ -288,4 +288,30 @@ class RequestPathTest {
         assertEquals("/a/b", RequestPath.routed("a", "//b//", "/x"));
         assertEquals("/index.html", RequestPath.routed("/index.html", null, "/"));
     }
+
+    /**
+     * The path with its dot segments kept, as Spring MVC routes by it: {@code /api/reports/..}
+     * reached the handler of {@code /api/reports/{user}} with the user {@code ..} (a black-box
+     * review, on Tomcat and Jetty). Null when the URI holds no dot segment, or keeping them changes
+     * nothing.
+     */
+    @Test
+    void theLiteralPathKeepsDotSegmentsHoweverSpelt() {
+        assertEquals("/api/reports/..", RequestPath.literal("/api/reports/..", "", "/api"));
+        assertEquals("/api/reports/.", RequestPath.literal("/api/reports/.", null, "/api/reports"));
+        assertEquals("/api/reports/.", RequestPath.literal("/api/reports/%2e", "", "/api/reports"));
+        assertEquals("/api/reports/..", RequestPath.literal("/api/reports/%2E%2E", "", "/api"));
+        assertEquals("/api/reports/..", RequestPath.literal("/api/reports/.%2e", "", "/api"));
+        assertEquals("/api/reports/.", RequestPath.literal("/api/reports/%2e;x", "", "/api/reports"));
+        assertEquals("/api/reports/..", RequestPath.literal("/api/reports/..;jsessionid=1?q=..", "", "/api"));
+        assertEquals("/a/../b", RequestPath.literal("//a/..//b/", "", "/b"));
+        assertEquals("/api/reports/..", RequestPath.literal("/shop/api/reports/..", "/shop", "/api"));
+        assertEquals("/api/reports/..", RequestPath.literal("/sh%6Fp/api/reports/..", "/shop", "/api"));
+        org.junit.jupiter.api.Assertions.assertNull(RequestPath.literal("/api/reports/bob", "", "/api/reports/bob"));
+        org.junit.jupiter.api.Assertions.assertNull(RequestPath.literal("/api/reports/bob.csv", "", "/api/reports/bob.csv"));
+        org.junit.jupiter.api.Assertions.assertNull(RequestPath.literal("/api/reports/bob/", "", "/api/reports/bob"));
+        org.junit.jupiter.api.Assertions.assertNull(RequestPath.literal("/api/%62ob", "", "/api/bob"));
+        org.junit.jupiter.api.Assertions.assertNull(RequestPath.literal(null, "", "/"));
+        org.junit.jupiter.api.Assertions.assertNull(RequestPath.literal("/.well-known/x", "", "/.well-known/x"));
+    }
 }

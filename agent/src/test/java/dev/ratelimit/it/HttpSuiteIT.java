@@ -44,6 +44,11 @@ class HttpSuiteIT {
         return Jdks.all().flatMap(jdk -> Stream.of(WebApp.Container.values()).map(c -> Arguments.of(c, jdk)));
     }
 
+    static Stream<Arguments> springBootApps() {
+        return Jdks.all().flatMap(jdk -> Stream.of(WebApp.Container.values())
+                .filter(WebApp.Container::isSpringBoot).map(c -> Arguments.of(c, jdk)));
+    }
+
     static Stream<Arguments> servletFixtures() {
         return Jdks.all().flatMap(jdk -> Stream.of(
                 WebApp.Container.JETTY, WebApp.Container.TOMCAT, WebApp.Container.UNDERTOW)
@@ -591,5 +596,33 @@ class HttpSuiteIT {
         WebApp.Response second = app.send(from, "DELETE", base + "/api/domains/b", null);
         assertEquals(429, second.status, second.toString());
         assertTrue(second.body.contains("\"violated-policies\":[\"one-domain\"]"), second.body);
+    }
+
+    /**
+     * Spring MVC routes by the URI with its dot segments kept, on Tomcat and Jetty alike:
+     * {@code /api/reports/..} reaches the handler of {@code /api/reports/{user}} with the user
+     * {@code ..}. The agent matched the resolved path only ({@code /api}), which a rule for
+     * {@code /api/reports/*} does not cover, and a client past its budget called the handler as
+     * often as it liked with {@code .} or {@code ..} as the user (a black-box review; 200 for every
+     * spelling below on the demo under Tomcat, for the literal ones under Jetty).
+     */
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("springBootApps")
+    void aDotSegmentSpringRoutesAsAPathVariableIsCountedByTheRuleOfItsHandler(WebApp.Container container, Path jdk)
+            throws Exception {
+        WebApp app = app(container, jdk);
+        String from = freshAddress();
+        assertEquals(List.of(200, 200), statuses(2, i -> app.getFrom(from, "/api/reports/bob")));
+        for (String trick : List.of("/api/reports/..", "/api/reports/.", "/api/reports/%2e",
+                "/api/reports/%2E%2E", "/api/reports/.%2e", "/api/reports/%2e;x", "/api/reports/..;jsessionid=1")) {
+            WebApp.Response response = app.getFrom(from, trick);
+            assertNotEquals(200, response.status, trick + " reached the handler after the budget was spent: " + response);
+            assertTrue(response.status < 500, trick + " gave " + response);
+        }
+        // a client with budget left: the spelling is counted as a call of its own
+        String fresh = freshAddress();
+        assertEquals(200, app.getFrom(fresh, "/api/reports/..").status);
+        assertEquals(200, app.getFrom(fresh, "/api/reports/bob").status);
+        assertEquals(429, app.getFrom(fresh, "/api/reports/bob").status);
     }
 }
