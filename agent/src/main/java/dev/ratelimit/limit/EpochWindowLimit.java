@@ -1,6 +1,7 @@
 package dev.ratelimit.limit;
 
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
 
 /**
  * Windows aligned to the epoch, so every instance agrees on where a window starts.
@@ -18,7 +19,13 @@ import java.util.concurrent.atomic.AtomicReference;
  * the window's end, and the increment: no division (the window id is computed only when a window
  * ends). The same comparison catches a wall clock stepped back by more than a window (an NTP
  * step, a restored VM snapshot): a counter of a window that far ahead is replaced by one of the
- * window holding now, so the key is not held to a window that ends hours away.
+ * window holding now, so the key is not held to a window that ends hours away. A counter that
+ * far ahead may also be a sign that the call's own reading is old: its thread read the clock,
+ * then was held up (descheduled, a GC pause) while other calls moved the key on by two windows
+ * or more. Replaced then, the key's live count was lost, and a window of 1 ms under load let
+ * twice its limit through. So the clock is read again after the counter: the agent's clock has
+ * one writer, and goes back only with the wall clock, so a reading taken after the counter was
+ * seen is at least the one that made it, unless the wall clock stepped back.
  *
  * <p>With a {@link AllowedTally}, the counters double as the rule's count of allowed calls: a
  * counter is opened in the tally before it is installed; the thread that replaces it seals it
@@ -37,13 +44,19 @@ abstract class EpochWindowLimit implements LimitAlgorithm {
      * the seal's, and a call that reaches a sealed counter counts in the next one instead.
      */
     private final boolean carriesCount;
+    /**
+     * The clock read again when a counter lies two windows or more ahead of a call's reading:
+     * the agent's clock ({@link CoarseClock#millis}), or a test's.
+     */
+    private final LongSupplier clock;
 
-    EpochWindowLimit(long limit, long windowMillis, AllowedTally tally, boolean carriesCount) {
+    EpochWindowLimit(long limit, long windowMillis, AllowedTally tally, boolean carriesCount, LongSupplier clock) {
         this.limit = limit;
         this.windowMillis = windowMillis;
         this.twoWindows = 2 * windowMillis;
         this.tally = tally;
         this.carriesCount = carriesCount;
+        this.clock = clock;
     }
 
     @Override
@@ -93,6 +106,10 @@ abstract class EpochWindowLimit implements LimitAlgorithm {
         // one unsigned comparison
         if (Long.compareUnsigned(now - counter.end + twoWindows, twoWindows) >= 0) {
             counter = advance(current, counter, now);
+            if (now - counter.end + twoWindows < 0) {
+                // this call's reading was old (see advance): decided on the clock as it reads now
+                now = clock.getAsLong();
+            }
         }
         long count = counter.incrementAndGet();
         while (count >= WindowCounter.SEALED && carriesCount) {
@@ -130,12 +147,20 @@ abstract class EpochWindowLimit implements LimitAlgorithm {
     /**
      * The counter of the window holding {@code now}, installing it if this is the window's first
      * call. A counter of the next window (another thread read the clock a tick later, or the clock
-     * stepped back less than a window) is used as is; one further ahead, only a clock stepped back
-     * can have made, is replaced.
+     * stepped back less than a window) is used as is. One further ahead is replaced only if the
+     * clock, read again after it, is still that far behind it: the wall clock stepped back.
+     * Otherwise {@code now} was old, and the window holding the clock's new reading is the one.
      */
     private WindowCounter advance(WindowState current, WindowCounter counter, long now) {
         long id = Math.floorDiv(now, windowMillis);
         while (counter.id < id || counter.id > id + 1) {
+            if (counter.id > id + 1) {
+                long again = Math.floorDiv(clock.getAsLong(), windowMillis);
+                if (again != id) {
+                    id = again;
+                    continue;
+                }
+            }
             if (carriesCount) {
                 // made before the seal: nothing between the seal and the install can fail (an
                 // OutOfMemoryError there would leave the key's counter sealed and never replaced,
