@@ -33,7 +33,8 @@ import java.util.List;
  *
  * <p>Keys: IPv4 clients as the dotted quad ({@code 203.0.113.7}); IPv6 clients as the network
  * under {@link ClientConfig#ipv6Prefix()} ({@code 2001:db8:1:2::/64}), since one subscriber usually
- * holds a whole /64; IPv4-mapped IPv6 as IPv4. A peer that is null or not an IP literal gives
+ * holds a whole /64; IPv4-mapped IPv6, and IPv4 translated into the NAT64 well-known prefix
+ * ({@code 64:ff9b::/96}), as IPv4. A peer that is null or not an IP literal gives
  * {@value #UNKNOWN}, one shared key, so even such requests are counted.
  *
  * <p>Thread-safe. The common path (peer not trusted) uses no regex, throws no exception, and for
@@ -156,12 +157,30 @@ public final class ClientAddressResolver {
         if (address.length == 4) {
             return IpLiterals.format(address);
         }
+        if (isNat64WellKnown(address)) {
+            // an IPv4 client translated into IPv6 (NAT64, SIIT-DC: 64:ff9b::203.0.113.7): each
+            // its own key as the IPv4 address, not one /64 for every IPv4 client there is
+            return IpLiterals.format(java.util.Arrays.copyOfRange(address, 12, 16));
+        }
         byte[] network = address.clone();
         for (int i = 0; i < network.length; i++) {
             int keep = Math.max(0, Math.min(8, ipv6Prefix - i * 8));
             network[i] &= (byte) (0xFF00 >>> keep);
         }
         return IpLiterals.format(network) + ipv6Suffix;
+    }
+
+    /** Whether {@code address} (16 bytes) is in the NAT64 well-known prefix {@code 64:ff9b::/96} (RFC 6052). */
+    static boolean isNat64WellKnown(byte[] address) {
+        if (address[0] != 0 || address[1] != 0x64 || address[2] != (byte) 0xff || address[3] != (byte) 0x9b) {
+            return false;
+        }
+        for (int i = 4; i < 12; i++) {
+            if (address[i] != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** {@link #previousSeparator}'s answer for a line whose quotes do not close before its start. */

@@ -268,6 +268,23 @@ class ClientAddressResolverTest {
         assertEquals("1.2.3.4", xff("127.0.0.1", "::ffff:1.2.3.4"));
     }
 
+    /**
+     * IPv4 clients translated into IPv6 with the NAT64 well-known prefix (an IPv6-only data
+     * centre behind SIIT, RFC 7755) are one key each, as their IPv4 address: grouped by /64, every
+     * IPv4 client there is shared one budget (4 such clients, 200 200 200 429 under a limit of 3,
+     * in a black-box review). Only the well-known prefix: outside it (64:ff9b:1::/48, a
+     * network-specific prefix) the IPv4 bits may lie elsewhere.
+     */
+    @Test
+    void ipv4TranslatedWithTheNat64WellKnownPrefixIsKeyedAsIpv4() {
+        assertEquals("198.51.100.1", DIRECT.clientKey("64:ff9b::198.51.100.1", List.of(), List.of()));
+        assertEquals("198.51.100.2", DIRECT.clientKey("64:ff9b::c633:6402", List.of(), List.of()));
+        assertEquals("198.51.100.3", xff("127.0.0.1", "64:ff9b::198.51.100.3"));
+        assertEquals("198.51.100.4", xff("127.0.0.1", "[64:FF9B::198.51.100.4]:443"));
+        assertEquals("64:ff9b:1::/64", DIRECT.clientKey("64:ff9b:1::198.51.100.1", List.of(), List.of()));
+        assertEquals("64:ff9b::/64", DIRECT.clientKey("64:ff9b::1:198.51.100.1", List.of(), List.of()));
+    }
+
     @Test
     void ipv4MappedPeerIsTrustedLikeItsIpv4Address() {
         assertEquals("198.51.100.1", xff("::ffff:127.0.0.1", "198.51.100.1"));
