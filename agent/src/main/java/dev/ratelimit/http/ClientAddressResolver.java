@@ -134,8 +134,21 @@ public final class ClientAddressResolver {
         }
     }
 
+    /**
+     * Whether the address is a trusted proxy's. An IPv4 address translated into the NAT64
+     * well-known prefix is one as its IPv4 address too, as it is keyed: a proxy listed by its IPv4
+     * address and reaching the application through a translator was not trusted, and the clients
+     * it forwarded were all keyed as its own address.
+     */
     private boolean isTrusted(byte[] address) {
-        Cidr[] blocks = address.length == 4 ? trustedIpv4 : trustedIpv6;
+        if (address.length == 16 && isNat64WellKnown(address)
+                && inBlocks(trustedIpv4, java.util.Arrays.copyOfRange(address, 12, 16))) {
+            return true;
+        }
+        return inBlocks(address.length == 4 ? trustedIpv4 : trustedIpv6, address);
+    }
+
+    private static boolean inBlocks(Cidr[] blocks, byte[] address) {
         if (blocks.length == 0) {
             return false;
         }

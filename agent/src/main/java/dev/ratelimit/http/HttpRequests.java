@@ -311,8 +311,9 @@ public final class HttpRequests implements HttpGate {
      * the rule is unknown). Items are the same policy by their names: a reload between the
      * request's start and the rejection may have made an HTTP rule that counted the request a
      * method rule of the same name with another limit, and the field then named one policy twice,
-     * with two quotas. The rule's items as it refused are listed, in place of those the request
-     * started with.
+     * with two quotas. The rule's items as it refused are listed, in place of the request's items
+     * of the same names (a reload that also changed the rule's windows may leave an old item of
+     * another name beside them: no name is listed twice).
      */
     static String withPolicy(String httpPolicies, String policy) {
         if (httpPolicies == null) {

@@ -285,6 +285,23 @@ class ClientAddressResolverTest {
         assertEquals("64:ff9b::/64", DIRECT.clientKey("64:ff9b::1:198.51.100.1", List.of(), List.of()));
     }
 
+    /**
+     * A proxy listed by its IPv4 address and reaching the application through the translator is
+     * trusted as it is keyed: its clients were all keyed as the proxy's own address (the fix
+     * review). Listed in its translated form, it is trusted too.
+     */
+    @Test
+    void aTrustedIpv4ProxyTranslatedWithTheNat64WellKnownPrefixIsTrusted() {
+        ClientAddressResolver byIpv4 = new ClientAddressResolver(
+                new ClientConfig(List.of(Cidr.parse("203.0.113.5/32")), 64));
+        assertEquals("198.51.100.9", byIpv4.clientKey("64:ff9b::203.0.113.5", List.of("198.51.100.9"), List.of()));
+        assertEquals("198.51.100.9", byIpv4.clientKey("203.0.113.5", List.of("198.51.100.9, 64:ff9b::203.0.113.5"), List.of()));
+        assertEquals("203.0.113.6", byIpv4.clientKey("64:ff9b::203.0.113.6", List.of("198.51.100.9"), List.of()));
+        ClientAddressResolver byIpv6 = new ClientAddressResolver(
+                new ClientConfig(List.of(Cidr.parse("64:ff9b::cb00:7105/128")), 64));
+        assertEquals("198.51.100.9", byIpv6.clientKey("64:ff9b::203.0.113.5", List.of("198.51.100.9"), List.of()));
+    }
+
     @Test
     void ipv4MappedPeerIsTrustedLikeItsIpv4Address() {
         assertEquals("198.51.100.1", xff("::ffff:127.0.0.1", "198.51.100.1"));
