@@ -161,7 +161,8 @@ public final class HttpRequests implements HttpGate {
         }
         // and the URI with its dot segments kept, as Spring MVC routes it (/api/reports/.. reached
         // the handler of /api/reports/{user})
-        String literal = RequestPath.literal(uri, contextPath, path);
+        // (a URI normalize gave back as it is holds no dot segment: no second scan)
+        String literal = path == uri ? null : RequestPath.literal(uri, contextPath, path);
         int[] matched = current.matching(api.method(request), path, routed, literal);
         if (matched.length == 0) {
             return false;
