@@ -30,10 +30,11 @@ final class RuleBook {
     private final RuleSet ruleSet;
     private final Map<String, ActiveRule> byName = new LinkedHashMap<>();
     /**
-     * The rules of the book before this one that this one dropped, kept for one more reload: a
-     * slow in-place write ({@code slow-command > rules.yaml}) can be caught with some rules
-     * written and others not yet, a valid file that drops them; the next version brings them
-     * back unchanged, and they count on where they were rather than afresh.
+     * The rules of the book before this one that this one dropped or changed, kept for one more
+     * reload: a slow in-place write ({@code slow-command > rules.yaml}) can be caught with some
+     * rules written and others not yet, a valid file that drops them, or cuts one short
+     * ({@code limit: 1} of {@code limit: 10}); the next version brings them back unchanged, and
+     * they count on where they were rather than afresh.
      */
     private final Map<String, ActiveRule> dropped = new LinkedHashMap<>();
     private final List<ActiveRule> methodRules = new ArrayList<>();
@@ -64,11 +65,11 @@ final class RuleBook {
         boolean sameStore = previous != null && previous.limiters == limiters;
         List<ActiveRule> httpRules = new ArrayList<>();
         for (RuleConfig config : ruleSet.rules()) {
-            ActiveRule kept = sameStore ? previous.ruleOrDropped(config.name()) : null;
+            ActiveRule kept = sameStore ? previous.sameRule(config) : null;
             ActiveRule rule;
             if (kept != null && kept.config().equals(config)) {
                 rule = kept;
-            } else if (kept != null && kept.config().withOnError(config.onError()).equals(config)) {
+            } else if (kept != null) {
                 // only its on-error changed (the store's default, say): it counts on
                 rule = kept.withOnError(config);
             } else {
@@ -84,7 +85,8 @@ final class RuleBook {
         }
         if (sameStore) {
             previous.byName.forEach((name, rule) -> {
-                if (!byName.containsKey(name)) {
+                ActiveRule now = byName.get(name);
+                if (now == null || now.id() != rule.id()) {
                     dropped.put(name, rule);
                 }
             });
@@ -102,10 +104,17 @@ final class RuleBook {
         this.http = new HttpRules(ruleSet, httpRules, this::rule);
     }
 
-    /** A rule of this book by name, or one the reload that made it dropped; null if neither. */
-    private ActiveRule ruleOrDropped(String name) {
-        ActiveRule rule = byName.get(name);
-        return rule != null ? rule : dropped.get(name);
+    /**
+     * The rule of this book, or one the reload that made it dropped or changed, with the name
+     * and settings of {@code config} (its on-error aside); null if neither.
+     */
+    private ActiveRule sameRule(RuleConfig config) {
+        for (ActiveRule rule : new ActiveRule[] {byName.get(config.name()), dropped.get(config.name())}) {
+            if (rule != null && rule.config().withOnError(config.onError()).equals(config)) {
+                return rule;
+            }
+        }
+        return null;
     }
 
     /**

@@ -214,6 +214,40 @@ class RuleBookTest {
         assertNotSame(finished.rule("c"), later.rule("c"));
     }
 
+    /**
+     * A slow in-place write caught half done can also cut a rule short: {@code limit: 1} of
+     * {@code limit: 10}, a valid file that changes it. The next version brings it back as it was,
+     * and it counts on: it started afresh, and a client at its limit of 10 got 10 more (the hot
+     * reload review: 9 more 200s after a 300 ms pause in the write). Only for one reload.
+     */
+    @Test
+    void aRuleChangedByOneReloadAndRestoredByTheNextCountsOn() throws Exception {
+        String a = "  - {name: a, limit: 5, window: 1h}\n";
+        RuleSet whole = ConfigLoader.parse("version: 1\nrules:\n" + a + "  - {name: dom, limit: 3, window: 1d}\n",
+                "r.yaml", Path.of("."), name -> null);
+        RuleSet cut = ConfigLoader.parse("version: 1\nrules:\n" + a + "  - {name: dom, limit: 1}\n".replace("}", ", window: 1d}"),
+                "r.yaml", Path.of("."), name -> null);
+        LimiterFactory store = LimiterFactory.of(whole.store());
+        RuleBook first = new RuleBook(whole, store, null, () -> { });
+        for (int i = 0; i < 3; i++) {
+            assertTrue(Outcome.isAllowed(first.rule("dom").decide(new Object[0], null)));
+        }
+        assertFalse(Outcome.isAllowed(first.rule("dom").decide(new Object[0], null)));
+        RuleBook caughtCut = new RuleBook(cut, store, first, () -> { });
+        assertNotSame(first.rule("dom"), caughtCut.rule("dom"), "a changed rule starts afresh");
+        RuleBook finished = new RuleBook(whole, store, caughtCut, () -> { });
+        assertSame(first.rule("dom"), finished.rule("dom"));
+        assertFalse(Outcome.isAllowed(finished.rule("dom").decide(new Object[0], null)), "dom started afresh");
+        assertSame(first.rule("a"), finished.rule("a"));
+        // the cut version itself, restored by the version after the whole one, is not looked for
+        RuleBook cutAgain = new RuleBook(cut, store, new RuleBook(whole, store, finished, () -> { }), () -> { });
+        assertNotSame(caughtCut.rule("dom"), cutAgain.rule("dom"));
+        // and only the reload right after the one that changed it looks for it
+        RuleBook later = new RuleBook(whole, store, new RuleBook(cut, store, new RuleBook(cut, store, finished,
+                () -> { }), () -> { }), () -> { });
+        assertNotSame(finished.rule("dom"), later.rule("dom"));
+    }
+
     private static RuleSet twoRules(int otherLimit, String onError) throws Exception {
         return ConfigLoader.parse("version: 1\nstore:\n  on-error: " + onError + "\nrules:\n"
                 + "  - {name: r, key: arg0, limit: 5, window: 1h, match: {method: app.Svc#send}}\n"
