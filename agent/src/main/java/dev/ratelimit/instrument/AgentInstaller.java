@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.logging.ConsoleHandler;
 import java.util.logging.LogManager;
@@ -278,24 +279,27 @@ public final class AgentInstaller {
                 + " in " + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms";
         AgentLog.LOG.log(Level.INFO, summary);
         System.setProperty(ATTACH_REPORT_PROPERTY, summary);
-        reportIdleRules(attached ? 0 : IDLE_RULE_REPORT_DELAY_MILLIS);
+        reportIdleRules(attached ? 0 : IDLE_RULE_REPORT_DELAY_MILLIS, null);
     }
 
     /**
      * Logs the method rules that matched no method: at once after an attach (every class is
-     * loaded), a while after start-up otherwise (classes load lazily).
+     * loaded), a while after start-up otherwise (classes load lazily), and a while after a
+     * reload for the rules it added or re-pointed ({@code among}: names and patterns; null for
+     * all), if still in force so.
      */
-    private void reportIdleRules(long delayMillis) {
+    private void reportIdleRules(long delayMillis, Map<String, String> among) {
         Thread report = new Thread(() -> {
             try {
                 Thread.sleep(delayMillis);
             } catch (InterruptedException e) {
                 return;
             }
-            List<String> idle = rules.idleMethodRules(sites.sites());
+            List<String> idle = rules.idleMethodRules(sites.sites(), among);
             if (!idle.isEmpty()) {
                 AgentLog.LOG.log(Level.WARNING, "rate-limit-agent: these method rules have matched no method"
-                        + (delayMillis > 0 ? " in the first " + delayMillis / 1000 + " s" : "")
+                        + (delayMillis == 0 ? "" : among == null ? " in the first " + delayMillis / 1000 + " s"
+                                : " in the " + delayMillis / 1000 + " s since the reload that made them")
                         + ": " + String.join(", ", idle) + " (check the class and method names)");
             }
         }, "rate-limit-agent-idle-rules");
@@ -607,6 +611,11 @@ public final class AgentInstaller {
             old.limiters().retire();
         }
         retransformNewlyNamed(old, book);
+        // a misspelled class or method name in a rule a reload adds is reported as at start-up
+        Map<String, String> fresh = book.methodRulesNewTo(old);
+        if (!fresh.isEmpty()) {
+            reportIdleRules(IDLE_RULE_REPORT_DELAY_MILLIS, fresh);
+        }
     }
 
     /**

@@ -343,13 +343,42 @@ final class RuleBook {
 
     /** The method rules of the file that no instrumented method matches. */
     List<String> idleMethodRules(Collection<MethodSite> sites) {
+        return idleMethodRules(sites, null);
+    }
+
+    /**
+     * {@link #idleMethodRules(Collection)} among the rules of {@code among} (names), or all of
+     * them for null; a rule of those names this book no longer names the same methods with is
+     * left out.
+     */
+    List<String> idleMethodRules(Collection<MethodSite> sites, Map<String, String> among) {
         List<String> idle = new ArrayList<>();
         for (ActiveRule rule : methodRules) {
+            if (among != null && !String.valueOf(rule.config().methodPattern()).equals(among.get(rule.name()))) {
+                continue;
+            }
             if (sites.stream().noneMatch(site -> matches(rule, site.className, site.methodName))) {
                 idle.add(rule.name() + " (" + rule.config().methodPattern() + ")");
             }
         }
         return idle;
+    }
+
+    /**
+     * The method rules of this book that name methods {@code old} did not name so (a rule new to
+     * this book, or one whose pattern changed), by name, with their patterns: those a reload
+     * should look at for a pattern that matches nothing, as start-up looks at all of them.
+     */
+    Map<String, String> methodRulesNewTo(RuleBook old) {
+        Map<String, String> fresh = new LinkedHashMap<>();
+        for (ActiveRule rule : methodRules) {
+            ActiveRule before = old.byName.get(rule.name());
+            String pattern = String.valueOf(rule.config().methodPattern());
+            if (before == null || !pattern.equals(String.valueOf(before.config().methodPattern()))) {
+                fresh.put(rule.name(), pattern);
+            }
+        }
+        return fresh;
     }
 
     /** Whether a warning's cause (see {@link #warned}) holds in this book too. */

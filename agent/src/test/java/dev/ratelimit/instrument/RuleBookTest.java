@@ -248,6 +248,38 @@ class RuleBookTest {
         assertNotSame(finished.rule("dom"), later.rule("dom"));
     }
 
+    /**
+     * A reload that adds a method rule naming a class that does not exist (a misspelling) was
+     * never warned about: the warning for method rules that match no method looked only once,
+     * after start-up (the hot reload review). A reload now looks, a minute later, at the method
+     * rules it added or pointed at other methods, and only at those.
+     */
+    @Test
+    void aReloadLooksForIdleMethodRulesAmongThoseItAddedOrRepointed() throws Exception {
+        String kept = "  - {name: kept, limit: 5, window: 1h, match: {method: app.Svc#send}}\n";
+        String idleBefore = "  - {name: idle-before, limit: 5, window: 1h, match: {method: app.Gone#x}}\n";
+        RuleSet first = ConfigLoader.parse("version: 1\nrules:\n" + kept + idleBefore, "r.yaml", Path.of("."), name -> null);
+        RuleSet next = ConfigLoader.parse("version: 1\nrules:\n" + kept + idleBefore
+                + "  - {name: typo, limit: 5, window: 1h, match: {method: app.Sv#send}}\n"
+                + "  - {name: fine, limit: 5, window: 1h, match: {method: app.Svc#send}}\n", "r.yaml", Path.of("."), name -> null);
+        LimiterFactory store = LimiterFactory.of(first.store());
+        RuleBook before = new RuleBook(first, store, null, () -> { });
+        RuleBook after = new RuleBook(next, store, before, () -> { });
+        java.util.Map<String, String> fresh = after.methodRulesNewTo(before);
+        assertEquals(java.util.Set.of("typo", "fine"), fresh.keySet());
+        List<MethodSite> sites = List.of(new MethodSite(1, "app.Svc", "send", "Svc", 1, true, false, null));
+        assertEquals(List.of("typo (app.Sv#send)"), after.idleMethodRules(sites, fresh));
+        assertEquals(List.of("idle-before (app.Gone#x)", "typo (app.Sv#send)"), after.idleMethodRules(sites));
+        // re-pointed by the next reload: looked at again; unchanged: not
+        RuleSet repointed = ConfigLoader.parse("version: 1\nrules:\n" + kept.replace("app.Svc#send", "app.Svc#sendd")
+                + idleBefore, "r.yaml", Path.of("."), name -> null);
+        RuleBook third = new RuleBook(repointed, store, after, () -> { });
+        assertEquals(java.util.Set.of("kept"), third.methodRulesNewTo(after).keySet());
+        assertEquals(List.of("kept (app.Svc#sendd)"), third.idleMethodRules(sites, third.methodRulesNewTo(after)));
+        // a rule the book in force by then names otherwise is left out
+        assertEquals(List.of(), third.idleMethodRules(sites, fresh));
+    }
+
     private static RuleSet twoRules(int otherLimit, String onError) throws Exception {
         return ConfigLoader.parse("version: 1\nstore:\n  on-error: " + onError + "\nrules:\n"
                 + "  - {name: r, key: arg0, limit: 5, window: 1h, match: {method: app.Svc#send}}\n"
