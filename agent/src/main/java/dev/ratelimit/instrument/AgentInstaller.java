@@ -279,16 +279,17 @@ public final class AgentInstaller {
                 + " in " + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms";
         AgentLog.LOG.log(Level.INFO, summary);
         System.setProperty(ATTACH_REPORT_PROPERTY, summary);
-        reportIdleRules(attached ? 0 : IDLE_RULE_REPORT_DELAY_MILLIS, null);
+        // the rules in force now: a rule a reload adds or re-points meanwhile has a look of its own
+        reportIdleRules(attached ? 0 : IDLE_RULE_REPORT_DELAY_MILLIS, rules.methodRulesNewTo(null), false);
     }
 
     /**
      * Logs the method rules that matched no method: at once after an attach (every class is
      * loaded), a while after start-up otherwise (classes load lazily), and a while after a
-     * reload for the rules it added or re-pointed ({@code among}: names and patterns; null for
-     * all), if still in force so.
+     * reload for the rules it added or re-pointed: those of {@code among} (names and patterns)
+     * still in force so.
      */
-    private void reportIdleRules(long delayMillis, Map<String, String> among) {
+    private void reportIdleRules(long delayMillis, Map<String, String> among, boolean afterReload) {
         Thread report = new Thread(() -> {
             try {
                 Thread.sleep(delayMillis);
@@ -298,7 +299,7 @@ public final class AgentInstaller {
             List<String> idle = rules.idleMethodRules(sites.sites(), among);
             if (!idle.isEmpty()) {
                 AgentLog.LOG.log(Level.WARNING, "rate-limit-agent: these method rules have matched no method"
-                        + (delayMillis == 0 ? "" : among == null ? " in the first " + delayMillis / 1000 + " s"
+                        + (delayMillis == 0 ? "" : !afterReload ? " in the first " + delayMillis / 1000 + " s"
                                 : " in the " + delayMillis / 1000 + " s since the reload that made them")
                         + ": " + String.join(", ", idle) + " (check the class and method names)");
             }
@@ -614,7 +615,7 @@ public final class AgentInstaller {
         // a misspelled class or method name in a rule a reload adds is reported as at start-up
         Map<String, String> fresh = book.methodRulesNewTo(old);
         if (!fresh.isEmpty()) {
-            reportIdleRules(IDLE_RULE_REPORT_DELAY_MILLIS, fresh);
+            reportIdleRules(IDLE_RULE_REPORT_DELAY_MILLIS, fresh, true);
         }
     }
 

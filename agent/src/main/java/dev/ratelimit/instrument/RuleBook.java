@@ -367,12 +367,13 @@ final class RuleBook {
     /**
      * The method rules of this book that name methods {@code old} did not name so (a rule new to
      * this book, or one whose pattern changed), by name, with their patterns: those a reload
-     * should look at for a pattern that matches nothing, as start-up looks at all of them.
+     * should look at for a pattern that matches nothing; with {@code old} null, all of them, for
+     * start-up.
      */
     Map<String, String> methodRulesNewTo(RuleBook old) {
         Map<String, String> fresh = new LinkedHashMap<>();
         for (ActiveRule rule : methodRules) {
-            ActiveRule before = old.byName.get(rule.name());
+            ActiveRule before = old == null ? null : old.byName.get(rule.name());
             String pattern = String.valueOf(rule.config().methodPattern());
             if (before == null || !pattern.equals(String.valueOf(before.config().methodPattern()))) {
                 fresh.put(rule.name(), pattern);

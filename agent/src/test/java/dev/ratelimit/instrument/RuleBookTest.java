@@ -278,6 +278,11 @@ class RuleBookTest {
         assertEquals(List.of("kept (app.Svc#sendd)"), third.idleMethodRules(sites, third.methodRulesNewTo(after)));
         // a rule the book in force by then names otherwise is left out
         assertEquals(List.of(), third.idleMethodRules(sites, fresh));
+        // start-up looks at every method rule of its book, and only at those: a rule a reload
+        // added within the first minute was reported twice, by start-up's look and its own
+        java.util.Map<String, String> atStart = before.methodRulesNewTo(null);
+        assertEquals(java.util.Set.of("kept", "idle-before"), atStart.keySet());
+        assertEquals(List.of("idle-before (app.Gone#x)"), after.idleMethodRules(sites, atStart));
     }
 
     private static RuleSet twoRules(int otherLimit, String onError) throws Exception {
