@@ -286,6 +286,19 @@ class ClientAddressResolverTest {
     }
 
     /**
+     * A {@code for=} address RFC 7239 wants quoted, written bare by the proxy (a hand-written
+     * {@code proxy_set_header Forwarded "for=$remote_addr"} does so for IPv6), is read as the
+     * address it is: falling back to the proxy's own address would put every client behind it on
+     * one budget. Only the proxy writes that element, so a client cannot choose it.
+     */
+    @Test
+    void aBareAddressAProxyShouldHaveQuotedIsReadAsTheAddress() {
+        assertEquals("2001:db8::/64", fwd("127.0.0.1", "for=[2001:db8::1]"));
+        assertEquals("192.0.2.1", fwd("127.0.0.1", "for=192.0.2.1:80"));
+        assertEquals("192.0.2.1", fwd("127.0.0.1", "for=192.0.2.1 ;proto=http"));
+    }
+
+    /**
      * A proxy listed by its IPv4 address and reaching the application through the translator is
      * trusted as it is keyed: its clients were all keyed as the proxy's own address (the fix
      * review). Listed in its translated form, it is trusted too.
