@@ -23,6 +23,7 @@ import net.bytebuddy.dynamic.scaffold.InstrumentedType;
 import net.bytebuddy.dynamic.scaffold.MethodGraph;
 import net.bytebuddy.dynamic.scaffold.TypeValidation;
 import net.bytebuddy.implementation.Implementation;
+import net.bytebuddy.jar.asm.MethodTooLargeException;
 import net.bytebuddy.matcher.ElementMatcher;
 import net.bytebuddy.matcher.ElementMatchers;
 import net.bytebuddy.pool.TypePool;
@@ -231,7 +232,7 @@ final class AdviceTransformer implements ClassFileTransformer {
             if (servlet) {
                 builder = servlets.transform(builder, type, loader);
             }
-            DynamicType.Unloaded<?> woven = builder.make(TypeResolutionStrategy.Disabled.INSTANCE, pool);
+            DynamicType.Unloaded<?> woven = make(builder, pool, name);
             readsBridge(module);
             listener.transformed(name);
             return woven.getBytes();
@@ -242,6 +243,27 @@ final class AdviceTransformer implements ClassFileTransformer {
             if (entered) {
                 methods.endWeave();
                 busy.remove();
+            }
+        }
+    }
+
+    /**
+     * Makes the woven class. A limited method whose advice takes its code past the JVM's 64 KB
+     * for a method (one of about 63 KB already) is left out and the class made again, so that
+     * its other limited methods keep their limits: the whole class once loaded unwoven for one
+     * such method (method-rule review, thirty-second round). Any other failure, or a method that
+     * is too large for another reason (a servlet's entry point), fails the class as before.
+     */
+    private DynamicType.Unloaded<?> make(DynamicType.Builder<?> builder, TypePool pool, String name) {
+        while (true) {
+            try {
+                return builder.make(TypeResolutionStrategy.Disabled.INSTANCE, pool);
+            } catch (MethodTooLargeException tooLarge) {
+                // each round takes one method out, so this ends
+                if (!methods.leaveOut(tooLarge.getMethodName() + tooLarge.getDescriptor())) {
+                    throw tooLarge;
+                }
+                listener.leftOut(name, tooLarge.getMethodName(), tooLarge.getDescriptor(), tooLarge.getCodeSize());
             }
         }
     }

@@ -418,6 +418,16 @@ final class LimitedMethodTransformer {
         return builder;
     }
 
+    /**
+     * Takes a method ({@code name + descriptor}) out of the class being woven on this thread, so
+     * that the next make leaves it as it is: its advice made it too large for the JVM. Returns
+     * whether it was one of the class's limited methods.
+     */
+    boolean leaveOut(String method) {
+        Map<String, int[]> limited = weaving.get();
+        return limited != null && limited.remove(method) != null;
+    }
+
     /** The class {@link #transform} recorded on this thread has been made (or failed): forget it. */
     void endWeave() {
         weaving.remove();

@@ -16,6 +16,8 @@ final class TransformationErrors {
 
     private final AtomicLong transformed = new AtomicLong();
     private final AtomicLong errors = new AtomicLong();
+    /** Methods {@link #leftOut} so far. */
+    private final AtomicLong leftOut = new AtomicLong();
     /** Loader classes already named in a log line by {@link #bridgeUnseen}. */
     private final Set<String> unseenBy = ConcurrentHashMap.newKeySet();
 
@@ -31,6 +33,24 @@ final class TransformationErrors {
                     + "; it runs without limits (further failures are logged at debug level)", error);
         } else {
             LOG.log(Level.DEBUG, () -> "rate-limit-agent: could not instrument " + typeName + ": " + error);
+        }
+    }
+
+    /**
+     * Counts a limited method left unwoven because the advice would take its code past the JVM's
+     * limit, and says so at error level, naming it: the rest of its class is woven. Each such
+     * method fails once per class load, so the lines are few; after 16 they go to debug.
+     */
+    void leftOut(String typeName, String method, String descriptor, int codeSize) {
+        RateLimitBridge.transformationError();
+        errors.incrementAndGet();
+        String line = "rate-limit-agent: could not limit " + typeName + "#" + method + descriptor
+                + ": with the advice its code would be " + codeSize + " bytes, past the JVM's limit of 65535 for a"
+                + " method, so it runs without limits; the class's other limited methods keep theirs";
+        if (leftOut.getAndIncrement() < 16) {
+            LOG.log(Level.ERROR, line);
+        } else {
+            LOG.log(Level.DEBUG, line);
         }
     }
 

@@ -11,6 +11,8 @@ import dev.ratelimit.bootstrap.RateLimitBridge;
 import dev.ratelimit.config.ConfigLoader;
 import dev.ratelimit.config.RuleSet;
 import dev.ratelimit.store.LimiterFactory;
+import dev.ratelimit.testing.LargeMethodClass;
+import dev.ratelimit.testing.LogCapture;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -235,6 +237,47 @@ class AdviceTransformerTest {
         assertTrue(passesArguments(woven, "keyedVoid"));
         assertFalse(passesArguments(woven, "value"));
         assertFalse(passesArguments(woven, "nothing"));
+    }
+
+    /**
+     * A limited method of about 64 KB, which the advice would take past the JVM's limit, is left
+     * as it is, and the class's other limited method is woven: the whole class once loaded
+     * unwoven (method-rule review, thirty-second round). The woven class still loads.
+     */
+    @Test
+    void aMethodTooLargeForTheAdviceIsLeftOutAndTheRestOfItsClassWoven() throws Exception {
+        byte[] original = LargeMethodClass.of("example/Big", 65_500);
+        byte[] woven;
+        try (LogCapture capture = LogCapture.open()) {
+            woven = transformer.transform(null, application, "example/Big", null, null, original);
+            List<String> severe = capture.messages(java.util.logging.Level.SEVERE);
+            assertEquals(1, severe.size(), severe::toString);
+            assertTrue(severe.get(0).matches("rate-limit-agent: could not limit example\\.Big#big\\(\\)V: with the advice its"
+                    + " code would be 655[4-9][0-9] bytes, past the JVM's limit of 65535 for a method, so it runs without"
+                    + " limits; the class's other limited methods keep theirs"), severe.get(0));
+        }
+        assertNotNull(woven, "the class is woven");
+        assertTrue(callsBridge(woven, "small"), "the small method keeps its limit");
+        assertFalse(callsBridge(woven, "big"), "the large method is left as it was");
+        assertEquals(1, errors.transformed());
+        assertEquals(1, errors.errors(), "the method left out is counted");
+        ClassLoader loader = new ClassLoader(application) {
+            @Override
+            protected Class<?> findClass(String name) throws ClassNotFoundException {
+                if (!name.equals("example.Big")) {
+                    throw new ClassNotFoundException(name);
+                }
+                return defineClass(name, woven, 0, woven.length);
+            }
+        };
+        assertEquals("example.Big", Class.forName("example.Big", true, loader).getName(), "the woven class verifies");
+
+        // a large method that stays under the limit with the advice is woven as any other
+        byte[] fits = transformer.transform(null, application, "example/Fits", null, null,
+                LargeMethodClass.of("example/Fits", 60_000));
+        assertTrue(callsBridge(fits, "big"));
+        assertTrue(callsBridge(fits, "small"));
+        assertEquals(1, errors.errors(), "nothing more counted");
     }
 
     /** The int constants of 100 and above that {@code methodName} pushes: the site ids. */

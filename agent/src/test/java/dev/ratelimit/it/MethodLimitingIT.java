@@ -241,6 +241,34 @@ class MethodLimitingIT {
                 result::toString);
     }
 
+    /**
+     * A limited method the advice would take past the JVM's 64 KB for a method's code is left
+     * unlimited, counted and named at error level, and its class's other limited method keeps its
+     * limit: the whole class once ran unlimited.
+     */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void aMethodTooLargeForTheAdviceLeavesItsClassesOtherMethodsLimited(Path jdk, @org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        Path classFile = dir.resolve("Big.class");
+        java.nio.file.Files.write(classFile, dev.ratelimit.testing.LargeMethodClass.of("example/Big", 65_500));
+        Path rules = Path.of(MethodLimitingIT.class.getResource("/fixture-rules.yaml").toURI());
+        ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
+                "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                "-DtooLarge.class=" + classFile,
+                "-cp", ForkedJvm.applicationClassPath(),
+                "dev.ratelimit.fixture.FixtureMain", "tooLarge"),
+                Duration.ofMinutes(1));
+        assertEquals(0, result.exitCode, result::toString);
+        Map<String, String> results = result.results();
+        assertEquals("7", results.get("tooLarge.big.allowed"), result::toString);
+        assertEquals("5", results.get("tooLarge.small.allowed"), result::toString);
+        assertEquals("Big#small", results.get("tooLarge.rejection"), result::toString);
+        assertEquals("1", results.get("transformationErrors"), result::toString);
+        assertEquals("0", results.get("agentErrors"), result::toString);
+        assertTrue(result.stderr.contains("could not limit example.Big#big()V"), result::toString);
+    }
+
     /** A class defined with defineClass(null, ...) reaches the transformer without a name, and is limited all the same. */
     @ParameterizedTest
     @MethodSource("jdks")
