@@ -207,6 +207,22 @@ public final class RateLimitBridge {
     }
 
     /**
+     * A rule whose key cannot be read from a call's arguments for a reason {@code why} names in full
+     * (the argument's class has no such property, say): a mismatch between the rule and the code,
+     * not a fault of the agent's, so it is logged as a warning naming the rule, without a stack
+     * trace, once per rule and reason. The call was let through that rule, and is counted among
+     * the agent's errors as any call a rule could not decide.
+     */
+    public static void keyUnreadable(String rule, String why) {
+        AGENT_ERRORS.incrementAndGet();
+        if (LOGGED.size() < MAX_LOGGED_KINDS && LOGGED.add("key of " + rule + ':' + why)) {
+            System.getLogger("dev.ratelimit").log(Level.WARNING,
+                    "rate-limit-agent: rule '" + rule + "' could not read its key: " + why
+                            + "; the call was let through that rule (logged once, counted in agent errors)");
+        }
+    }
+
+    /**
      * Errors inside the agent since start-up: each on a call's path let its call through, save a
      * 429 that could not be written; the others (watching, reloading, the MBeans) each left the
      * agent running with what was in force.

@@ -6,6 +6,7 @@ import dev.ratelimit.bootstrap.MethodGate;
 import dev.ratelimit.bootstrap.RateLimitBridge;
 import dev.ratelimit.bootstrap.RequestContext;
 import dev.ratelimit.limit.ActiveRule;
+import dev.ratelimit.limit.KeyUnreadableException;
 import dev.ratelimit.limit.Outcome;
 import dev.ratelimit.limit.RequestKeys;
 import java.lang.ref.WeakReference;
@@ -245,7 +246,7 @@ final class MethodSites implements MethodGate {
             countForged(rule, request);
             return rule.decide(arguments, request);
         } catch (Throwable e) {
-            RateLimitBridge.agentError(limiting(rule), e);
+            undecided(rule, e);
             return Outcome.ALLOWED_UNCOUNTED;
         }
     }
@@ -328,7 +329,7 @@ final class MethodSites implements MethodGate {
             outcome = rule.count(key);
         } catch (Throwable e) {
             // as decideOrLetThrough: this rule lets the call through, the others decide
-            RateLimitBridge.agentError(limiting(rule), e);
+            undecided(rule, e);
             return Outcome.ALLOWED_UNCOUNTED;
         }
         if (Outcome.isAllowed(outcome)) {
@@ -344,6 +345,19 @@ final class MethodSites implements MethodGate {
      * without the name the first broken rule's line stood for every other one: a second rule
      * whose key getter or toString throws limited nothing, and the log never said so.
      */
+    /**
+     * Reports a rule that could not decide a call, which it let through: a key the rule cannot
+     * read from these arguments as a warning naming the rule and the reason (it was once an
+     * internal error with the agent's stack trace), anything else as an internal error.
+     */
+    private static void undecided(ActiveRule rule, Throwable e) {
+        if (e instanceof KeyUnreadableException) {
+            RateLimitBridge.keyUnreadable(rule.name(), e.getMessage());
+        } else {
+            RateLimitBridge.agentError(limiting(rule), e);
+        }
+    }
+
     private static String limiting(ActiveRule rule) {
         return "limiting a method call under rule '" + rule.name() + "'";
     }

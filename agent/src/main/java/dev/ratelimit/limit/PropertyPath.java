@@ -73,7 +73,7 @@ final class PropertyPath {
         Object read(Object target) {
             Object accessor = get(target.getClass());
             if (accessor instanceof String) {
-                throw new IllegalStateException((String) accessor);
+                throw new KeyUnreadableException((String) accessor);
             }
             try {
                 if (accessor instanceof Method) {
@@ -84,7 +84,7 @@ final class PropertyPath {
                 throw ThrownByApplication.report("reading property '" + name + "' of " + target.getClass().getName(),
                         e.getCause());
             } catch (IllegalAccessException e) {
-                throw new IllegalStateException("property '" + name + "' of " + target.getClass().getName()
+                throw new KeyUnreadableException("property '" + name + "' of " + target.getClass().getName()
                         + " is not accessible", e);
             }
         }

@@ -56,6 +56,27 @@ class AgentFaultsIT {
     }
 
     /**
+     * A key naming a property the argument's class does not have ({@code arg0.userId} on a
+     * {@code HashMap}): a mismatch between the rule and the code, not an error of the agent's.
+     * Every call passes and is counted, and one warning names the rule and the reason, without a
+     * stack trace; it was logged at SEVERE as an internal error, with the agent's frames
+     * (method-rule review, thirty-second round).
+     */
+    @Test
+    void aKeyNamingAPropertyTheArgumentLacksIsOneWarningNamingTheRule() throws Exception {
+        Path rules = Files.writeString(dir.resolve("rules.yaml"), "version: 1\nrules: []\n");
+        ForkedJvm.Result result = run(rules, "missingProperty");
+        Map<String, String> r = result.results();
+        assertEquals("15", r.get("missingProperty.sum"), "all 5 calls ran (the limit is 1)\n" + result);
+        assertEquals("5", r.get("missingProperty.agentErrors"), result::toString);
+        assertEquals(1, count(result.stderr, "WARNING: rate-limit-agent: rule 'Service#mapped' could not read its key:"
+                + " no property 'userId' (getter, accessor or field) on java.util.HashMap; the call was let through"
+                + " that rule (logged once, counted in agent errors)"), result::toString);
+        assertFalse(result.stderr.contains("internal error"), result::toString);
+        assertFalse(result.stderr.contains("\tat "), "no stack trace\n" + result);
+    }
+
+    /**
      * Two rules whose keys cannot be read, for different reasons: each is logged, once, by its
      * name. Everything the application's code throws for a key is reported as one exception class,
      * so the line of the first rule stood for both, and the second rule, which limited nothing,

@@ -259,7 +259,7 @@ class KeyResolverTest {
     void aMissingPropertyIsLookedUpOncePerClass() {
         PropertyPath path = PropertyPath.of(java.util.List.of("nope"));
         for (int i = 0; i < 5; i++) {
-            IllegalStateException missing = assertThrows(IllegalStateException.class, () -> path.read(new User()));
+            KeyUnreadableException missing = assertThrows(KeyUnreadableException.class, () -> path.read(new User()));
             assertTrue(missing.getMessage().contains("no property 'nope'"), missing.getMessage());
         }
         assertEquals(1, path.step(0).lookups);
@@ -327,7 +327,7 @@ class KeyResolverTest {
         Object instance = type.getDeclaredConstructor().newInstance();
         PropertyPath path = PropertyPath.of(java.util.List.of("name"));
         for (int i = 0; i < 5; i++) {
-            IllegalStateException failed = assertThrows(IllegalStateException.class, () -> path.read(instance));
+            KeyUnreadableException failed = assertThrows(KeyUnreadableException.class, () -> path.read(instance));
             assertTrue(failed.getMessage().contains("cannot be looked up"), failed.getMessage());
         }
         assertEquals(1, path.step(0).lookups);
