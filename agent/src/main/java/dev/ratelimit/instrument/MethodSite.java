@@ -15,6 +15,8 @@ final class MethodSite {
     /** {@code SimpleClassName#method}: the rule name an annotation without a value refers to. */
     final String defaultRuleName;
     final boolean passesArguments;
+    /** The method's descriptor; null where a test made the site without one. */
+    final String descriptor;
     /** How many parameters the method takes. */
     final int parameterCount;
     /** Whether the method's code calls a method of its own name and descriptor (it may recurse). */
@@ -66,7 +68,15 @@ final class MethodSite {
 
     MethodSite(int id, String className, String methodName, String simpleClassName, int parameterCount,
             boolean passesArguments, boolean callsItself, AnnotationValues annotation, String resumedBy) {
+        this(id, className, methodName, null, simpleClassName, parameterCount, passesArguments, callsItself, annotation,
+                resumedBy);
+    }
+
+    MethodSite(int id, String className, String methodName, String descriptor, String simpleClassName,
+            int parameterCount, boolean passesArguments, boolean callsItself, AnnotationValues annotation,
+            String resumedBy) {
         this.id = id;
+        this.descriptor = descriptor;
         this.className = className;
         this.methodName = methodName;
         this.simpleClassName = simpleClassName;
@@ -107,6 +117,22 @@ final class MethodSite {
     @Override
     public String toString() {
         return className + '#' + methodName;
+    }
+
+    /**
+     * The method with its parameter types, {@code send(java.lang.String, long)}, which tells
+     * overloads apart; without a descriptor, by the count of its parameters.
+     */
+    String signature() {
+        if (descriptor == null) {
+            return methodName + " taking " + parameterCount + (parameterCount == 1 ? " parameter" : " parameters");
+        }
+        StringBuilder text = new StringBuilder(methodName).append('(');
+        net.bytebuddy.jar.asm.Type[] parameters = net.bytebuddy.jar.asm.Type.getArgumentTypes(descriptor);
+        for (int i = 0; i < parameters.length; i++) {
+            text.append(i == 0 ? "" : ", ").append(parameters[i].getClassName());
+        }
+        return text.append(')').toString();
     }
 
     /** The attributes of a {@code @RateLimited} annotation, read from the class file. */

@@ -83,7 +83,7 @@ final class MethodSites implements MethodGate {
                 identity = System.identityHashCode(loader) + "~" + next + method;
             }
             int id = sites.length;
-            MethodSite site = new MethodSite(id, className, methodName, simpleClassName, parameterCount,
+            MethodSite site = new MethodSite(id, className, methodName, descriptor, simpleClassName, parameterCount,
                     passesArguments, callsItself, annotation, resumedBy);
             MethodSite[] grownSites = Arrays.copyOf(sites, id + 1);
             grownSites[id] = site;

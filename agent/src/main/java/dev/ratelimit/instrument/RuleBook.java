@@ -314,10 +314,10 @@ final class RuleBook {
         }
         if (own == null || !own.equals(rule.config())) {
             // overloads share class and method name: the once-key is the site, the message names
-            // the overload by its parameter count and its own settings
-            warnOnce("inline-differs:" + rule.name() + ":" + site.id, STANDS, "@RateLimited on " + site + " (the overload"
-                    + " taking " + site.parameterCount + (site.parameterCount == 1 ? " parameter" : " parameters")
-                    + ": key " + values.key + ", " + values.limit + " per " + values.window + ") declares other"
+            // the overload by its parameter types and its own settings (by its parameter count, it
+            // once named two overloads of one parameter each alike)
+            warnOnce("inline-differs:" + rule.name() + ":" + site.id, STANDS, "@RateLimited on " + site + " (the overload "
+                    + site.signature() + ": key " + values.key + ", " + values.limit + " per " + values.window + ") declares other"
                     + " settings than the inline rule '" + rule.name() + "' it shares with the first method of that"
                     + " name (" + rule.config().describe() + "); its calls are counted under those: give it a rule"
                     + " by name (@RateLimited(\"...\")) to limit it apart");

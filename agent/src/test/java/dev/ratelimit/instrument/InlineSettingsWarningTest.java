@@ -89,6 +89,30 @@ class InlineSettingsWarningTest {
         assertEquals(2, warnings.size(), warnings::toString);
     }
 
+    /**
+     * Two overloads of one parameter each: the warning names the overload by its parameter types.
+     * By its count of parameters, it called both "the overload taking 1 parameter" (method-rule
+     * review, thirty-second round).
+     */
+    @Test
+    void overloadsOfOneParameterEachAreNamedByTheirTypes() throws Exception {
+        RuleSet rules = ConfigLoader.parse("version: 1\nrules: []\n", "r.yaml", Path.of("."), name -> null);
+        RuleBook book = new RuleBook(rules, LimiterFactory.of(rules.store()), null, () -> { });
+        MethodSite first = new MethodSite(1, "app.Svc", "send", "(Ljava/lang/String;)V", "Svc", 1, true, false,
+                new MethodSite.AnnotationValues("", 5, "1m", "arg0"), null);
+        MethodSite second = new MethodSite(2, "app.Svc", "send", "([JLapp/Svc$Order;)V", "Svc", 2, true, false,
+                new MethodSite.AnnotationValues("", 7, "1m", "arg0"), null);
+        List<String> warnings;
+        try (LogCapture capture = LogCapture.open()) {
+            book.rulesFor(first);
+            book.rulesFor(second);
+            warnings = capture.messages(java.util.logging.Level.WARNING);
+        }
+        assertEquals(1, warnings.size(), warnings::toString);
+        assertTrue(warnings.get(0).startsWith("rate-limit-agent: @RateLimited on app.Svc#send (the overload"
+                + " send(long[], app.Svc$Order): key arg0, 7 per 1m) declares other settings"), warnings.get(0));
+    }
+
     /** A rule removed, brought back, removed again: the annotated method is unlimited again, and it is said again. */
     @Test
     void aMissingRuleIsSaidAgainOnceItWasBackAndIsGoneAgain() throws Exception {
