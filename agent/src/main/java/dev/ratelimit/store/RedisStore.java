@@ -96,6 +96,10 @@ public final class RedisStore implements AutoCloseable {
     private final LongAdder failedCalls = new LongAdder();
     private final Map<String, AtomicLong> lastLogged = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    /** Set when a reload replaced this store (see {@link #closeAfterCallsInFlight}). */
+    private volatile boolean retired;
+    /** When the outage under way began ({@code System.nanoTime}); read only while {@link #down}. */
+    private volatile long downSince;
     private volatile StoreUnavailableException outage;
     /**
      * Opens connections for application threads (see {@link OpenedInBackground}): a thread per
@@ -763,6 +767,7 @@ public final class RedisStore implements AutoCloseable {
         StoreUnavailableException failure = new StoreUnavailableException(
                 "Redis at " + config.maskedUri() + " is not answering: " + cause.getMessage(), cause);
         if (!closed && down.compareAndSet(false, true)) {
+            downSince = System.nanoTime();
             outage = failure;
             LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " is not answering ("
                     + cause.getMessage() + "); each rule follows its on-error until it is back");
@@ -773,7 +778,7 @@ public final class RedisStore implements AutoCloseable {
 
     /** Probes the server with backoff until it answers, then lets calls through again. */
     private void probeUntilUp() {
-        long started = System.nanoTime();
+        long started = downSince;
         long delay = FIRST_PROBE_DELAY_MILLIS;
         while (!closed) {
             try {
@@ -797,9 +802,12 @@ public final class RedisStore implements AutoCloseable {
             timeoutsInARow.set(0);
             outage = null;
             down.set(false);
-            LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " answers again after "
-                    + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms; "
-                    + failedCalls.sumThenReset() + " calls followed on-error meanwhile");
+            if (!retired) {
+                // a retired store's outage was ended in the log when a reload replaced it
+                LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " answers again after "
+                        + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms; "
+                        + failedCalls.sumThenReset() + " calls followed on-error meanwhile");
+            }
             return;
         }
     }
@@ -854,6 +862,15 @@ public final class RedisStore implements AutoCloseable {
      * slow rules under a long timeout, may still find it closed and follow its on-error).
      */
     public void closeAfterCallsInFlight() {
+        retired = true;
+        if (down.get()) {
+            // its outage line had no end: the new store says nothing of an outage it did not see
+            // begin, and this one never logged the recovery (Redis review, thirty-second round)
+            LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " was not answering for "
+                    + Duration.ofNanos(System.nanoTime() - downSince).toMillis() + " ms when a reload replaced its"
+                    + " store; " + failedCalls.sumThenReset() + " calls followed on-error meanwhile. The new store"
+                    + " logs its own outages from now on");
+        }
         long delayMillis = Math.min(60_000, Math.max(1_000, 10 * (timeoutNanos / 1_000_000)));
         AgentThreads.daemon("rate-limit-agent-redis-retire", () -> {
             try {

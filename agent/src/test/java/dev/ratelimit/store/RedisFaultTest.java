@@ -1111,6 +1111,47 @@ class RedisFaultTest {
                 capture.messages().toString());
     }
 
+    /**
+     * A reload that replaces a store in the middle of its outage ends the outage in the log, with
+     * the calls that followed on-error; the recovery the retired store's probe then sees is not
+     * logged, as it is no longer the rules' store. A store replaced while up says nothing. Before,
+     * such an outage's line had no end: the new store logs only outages it saw begin (Redis
+     * review, thirty-second round).
+     */
+    @Test
+    void aStoreReplacedDuringAnOutageEndsTheOutageInTheLog() throws Exception {
+        assertLimitingWorks("before-replaced");
+        server.pause();
+        try {
+            List<Long> allowed = new ArrayList<>();
+            List<Long> rejected = new ArrayList<>();
+            traffic(300, "replaced-", allowed, rejected);
+            assertFalse(store.isUp());
+            assertEquals(1, count("is not answering"), capture.messages().toString());
+            store.closeAfterCallsInFlight();
+            List<String> ended = capture.messages().stream().filter(m -> m.contains("when a reload replaced its store"))
+                    .collect(java.util.stream.Collectors.toList());
+            assertEquals(1, ended.size(), capture.messages().toString());
+            assertTrue(ended.get(0).matches("rate-limit-agent: Redis at redis://127\\.0\\.0\\.1:\\d+/0 was not answering for"
+                    + " \\d+ ms when a reload replaced its store; " + (allowed.size() + rejected.size())
+                    + " calls followed on-error meanwhile\\. The new store logs its own outages from now on"), ended.get(0));
+        } finally {
+            server.resume();
+        }
+        long recovered = waitUntilUp(store, 5_000);
+        assertTrue(store.isUp(), "the retired store's probe still ends its outage, for the calls in flight: " + recovered);
+        assertEquals(0, count("answers again"), capture.messages().toString());
+
+        RedisStore up = new RedisStore(new RedisConfig(server.uri(), java.time.Duration.ofMillis(500), "rl-up:"));
+        try {
+            assertTrue(Outcome.isAllowed(new RedisLimiter(up, allow.config()).acquire("warm")));
+            up.closeAfterCallsInFlight();
+            assertEquals(1, count("when a reload replaced its store"), capture.messages().toString());
+        } finally {
+            up.close();
+        }
+    }
+
     @Test
     void aRestartedServerIsUsedAgainWithinTwoSeconds() throws Exception {
         assertLimitingWorks("before-restart");
