@@ -61,6 +61,8 @@ public final class RateLimitBridge {
     private static final AtomicLong AGENT_ERRORS = new AtomicLong();
     private static final AtomicLong TRANSFORMATION_ERRORS = new AtomicLong();
     private static final Set<String> LOGGED = Collections.newSetFromMap(new ConcurrentHashMap<>());
+    /** The rules and parts named by {@link #keyUnreadable}. */
+    private static final Set<String> KEYS_WARNED = Collections.newSetFromMap(new ConcurrentHashMap<>());
 
     private static final AtomicBoolean CLAIMED = new AtomicBoolean();
     /** See {@link #startFailed}. */
@@ -210,12 +212,14 @@ public final class RateLimitBridge {
      * A rule whose key cannot be read from a call's arguments for a reason {@code why} names in full
      * (the argument's class has no such property, say): a mismatch between the rule and the code,
      * not a fault of the agent's, so it is logged as a warning naming the rule, without a stack
-     * trace, once per rule and reason. The call was let through that rule, and is counted among
-     * the agent's errors as any call a rule could not decide.
+     * trace, once per rule and {@code part} (what cannot be read, without the argument's class:
+     * a parameter of an interface type may see a class per call), in a bounded set of its own, so
+     * that these cannot use up the internal errors' lines. The call was let through that rule,
+     * and is counted among the agent's errors as any call a rule could not decide.
      */
-    public static void keyUnreadable(String rule, String why) {
+    public static void keyUnreadable(String rule, String part, String why) {
         AGENT_ERRORS.incrementAndGet();
-        if (LOGGED.size() < MAX_LOGGED_KINDS && LOGGED.add("key of " + rule + ':' + why)) {
+        if (KEYS_WARNED.size() < MAX_LOGGED_KINDS && KEYS_WARNED.add(rule + ':' + part)) {
             System.getLogger("dev.ratelimit").log(Level.WARNING,
                     "rate-limit-agent: rule '" + rule + "' could not read its key: " + why
                             + "; the call was let through that rule (logged once, counted in agent errors)");

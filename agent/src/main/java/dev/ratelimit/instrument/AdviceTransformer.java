@@ -5,7 +5,9 @@ import dev.ratelimit.bootstrap.RateLimitBridge;
 import java.lang.instrument.ClassFileTransformer;
 import java.lang.instrument.Instrumentation;
 import java.security.ProtectionDomain;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
@@ -252,19 +254,28 @@ final class AdviceTransformer implements ClassFileTransformer {
      * for a method (one of about 63 KB already) is left out and the class made again, so that
      * its other limited methods keep their limits: the whole class once loaded unwoven for one
      * such method (method-rule review, thirty-second round). Any other failure, or a method that
-     * is too large for another reason (a servlet's entry point), fails the class as before.
+     * is too large for another reason (a servlet's entry point), fails the class as before; the
+     * methods left out on the way are reported only once the class is made, so that a class that
+     * fails all the same is reported as that alone.
      */
     private DynamicType.Unloaded<?> make(DynamicType.Builder<?> builder, TypePool pool, String name) {
+        List<MethodTooLargeException> leftOut = new ArrayList<>();
         while (true) {
+            DynamicType.Unloaded<?> woven;
             try {
-                return builder.make(TypeResolutionStrategy.Disabled.INSTANCE, pool);
+                woven = builder.make(TypeResolutionStrategy.Disabled.INSTANCE, pool);
             } catch (MethodTooLargeException tooLarge) {
                 // each round takes one method out, so this ends
                 if (!methods.leaveOut(tooLarge.getMethodName() + tooLarge.getDescriptor())) {
                     throw tooLarge;
                 }
+                leftOut.add(tooLarge);
+                continue;
+            }
+            for (MethodTooLargeException tooLarge : leftOut) {
                 listener.leftOut(name, tooLarge.getMethodName(), tooLarge.getDescriptor(), tooLarge.getCodeSize());
             }
+            return woven;
         }
     }
 

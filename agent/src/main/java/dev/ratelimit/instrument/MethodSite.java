@@ -110,8 +110,8 @@ final class MethodSite {
 
     /** The same method as if instrumented to pass its arguments. */
     MethodSite withArguments() {
-        return new MethodSite(id, className, methodName, simpleClassName, parameterCount, true, callsItself,
-                annotation, resumedBy);
+        return new MethodSite(id, className, methodName, descriptor, simpleClassName, parameterCount, true,
+                callsItself, annotation, resumedBy);
     }
 
     @Override

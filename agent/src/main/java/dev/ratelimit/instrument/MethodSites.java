@@ -339,25 +339,26 @@ final class MethodSites implements MethodGate {
     }
 
     /**
-     * Where an error of one rule's decision happened, for the bridge's log: the rule is named, so
-     * that each rule whose key cannot be read is logged once. What the application's code throws
-     * for a key is always reported as one exception class (see {@code ThrownByApplication}), so
-     * without the name the first broken rule's line stood for every other one: a second rule
-     * whose key getter or toString throws limited nothing, and the log never said so.
-     */
-    /**
      * Reports a rule that could not decide a call, which it let through: a key the rule cannot
      * read from these arguments as a warning naming the rule and the reason (it was once an
      * internal error with the agent's stack trace), anything else as an internal error.
      */
     private static void undecided(ActiveRule rule, Throwable e) {
         if (e instanceof KeyUnreadableException) {
-            RateLimitBridge.keyUnreadable(rule.name(), e.getMessage());
+            KeyUnreadableException unreadable = (KeyUnreadableException) e;
+            RateLimitBridge.keyUnreadable(rule.name(), unreadable.part(), unreadable.getMessage());
         } else {
             RateLimitBridge.agentError(limiting(rule), e);
         }
     }
 
+    /**
+     * Where an error of one rule's decision happened, for the bridge's log: the rule is named, so
+     * that each rule whose key cannot be read is logged once. What the application's code throws
+     * for a key is always reported as one exception class (see {@code ThrownByApplication}), so
+     * without the name the first broken rule's line stood for every other one: a second rule
+     * whose key getter or toString throws limited nothing, and the log never said so.
+     */
     private static String limiting(ActiveRule rule) {
         return "limiting a method call under rule '" + rule.name() + "'";
     }

@@ -4,6 +4,7 @@ import dev.ratelimit.bootstrap.RateLimitBridge;
 import java.lang.System.Logger.Level;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -16,8 +17,14 @@ final class TransformationErrors {
 
     private final AtomicLong transformed = new AtomicLong();
     private final AtomicLong errors = new AtomicLong();
-    /** Methods {@link #leftOut} so far. */
-    private final AtomicLong leftOut = new AtomicLong();
+    /**
+     * Whether a class that failed has been logged at error level: a flag of its own, not the
+     * count of errors, which methods left out and unseen loaders add to (with the count, a class
+     * failing after a method was left out was logged only at debug).
+     */
+    private final AtomicBoolean classFailureLogged = new AtomicBoolean();
+    /** The methods {@link #leftOut} named at error level, bounded. */
+    private final Set<String> leftOutNamed = ConcurrentHashMap.newKeySet();
     /** Loader classes already named in a log line by {@link #bridgeUnseen}. */
     private final Set<String> unseenBy = ConcurrentHashMap.newKeySet();
 
@@ -28,7 +35,8 @@ final class TransformationErrors {
 
     void failed(String typeName, Throwable error) {
         RateLimitBridge.transformationError();
-        if (errors.getAndIncrement() == 0) {
+        errors.incrementAndGet();
+        if (classFailureLogged.compareAndSet(false, true)) {
             LOG.log(Level.ERROR, "rate-limit-agent: could not instrument " + typeName
                     + "; it runs without limits (further failures are logged at debug level)", error);
         } else {
@@ -38,8 +46,9 @@ final class TransformationErrors {
 
     /**
      * Counts a limited method left unwoven because the advice would take its code past the JVM's
-     * limit, and says so at error level, naming it: the rest of its class is woven. Each such
-     * method fails once per class load, so the lines are few; after 16 they go to debug.
+     * limit, once its class has been woven without it, and says so at error level, naming it.
+     * Counted each time its class is woven (a reload that retransforms the class counts it
+     * again), named at error level once per method (up to 256 methods), later at debug.
      */
     void leftOut(String typeName, String method, String descriptor, int codeSize) {
         RateLimitBridge.transformationError();
@@ -47,7 +56,8 @@ final class TransformationErrors {
         String line = "rate-limit-agent: could not limit " + typeName + "#" + method + descriptor
                 + ": with the advice its code would be " + codeSize + " bytes, past the JVM's limit of 65535 for a"
                 + " method, so it runs without limits; the class's other limited methods keep theirs";
-        if (leftOut.getAndIncrement() < 16) {
+        String named = typeName + '#' + method + descriptor;
+        if (leftOutNamed.size() < 256 && leftOutNamed.add(named)) {
             LOG.log(Level.ERROR, line);
         } else {
             LOG.log(Level.DEBUG, line);

@@ -73,7 +73,7 @@ public final class KeyResolver {
                 PropertyPath path = PropertyPath.of(part.propertyPath());
                 return (args, request) -> {
                     if (args == null || index >= args.length) {
-                        throw new KeyUnreadableException("the key names argument " + index
+                        throw new KeyUnreadableException("argument " + index, "the key names argument " + index
                                 + " but the method has " + (args == null ? 0 : args.length));
                     }
                     Object root = args[index];

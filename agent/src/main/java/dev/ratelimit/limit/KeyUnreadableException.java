@@ -11,11 +11,25 @@ package dev.ratelimit.limit;
 public final class KeyUnreadableException extends IllegalStateException {
     private static final long serialVersionUID = 1L;
 
-    KeyUnreadableException(String message) {
+    /** What cannot be read, without the argument's class: {@code property 'userId'}. */
+    private final String part;
+
+    KeyUnreadableException(String part, String message) {
         super(message);
+        this.part = part;
     }
 
-    KeyUnreadableException(String message, Throwable cause) {
+    KeyUnreadableException(String part, String message, Throwable cause) {
         super(message, cause);
+        this.part = part;
+    }
+
+    /**
+     * What cannot be read ({@code property 'userId'}, {@code argument 2}), without the class of
+     * the argument it was read from: a rule is reported once per part, not once per class, since
+     * a parameter of an interface type may see a class per call (lambdas, proxies).
+     */
+    public String part() {
+        return part;
     }
 }

@@ -73,7 +73,7 @@ final class PropertyPath {
         Object read(Object target) {
             Object accessor = get(target.getClass());
             if (accessor instanceof String) {
-                throw new KeyUnreadableException((String) accessor);
+                throw new KeyUnreadableException("property '" + name + "'", (String) accessor);
             }
             try {
                 if (accessor instanceof Method) {
@@ -84,8 +84,8 @@ final class PropertyPath {
                 throw ThrownByApplication.report("reading property '" + name + "' of " + target.getClass().getName(),
                         e.getCause());
             } catch (IllegalAccessException e) {
-                throw new KeyUnreadableException("property '" + name + "' of " + target.getClass().getName()
-                        + " is not accessible", e);
+                throw new KeyUnreadableException("property '" + name + "'", "property '" + name + "' of "
+                        + target.getClass().getName() + " is not accessible", e);
             }
         }
 

@@ -96,10 +96,18 @@ public final class RedisStore implements AutoCloseable {
     private final LongAdder failedCalls = new LongAdder();
     private final Map<String, AtomicLong> lastLogged = new ConcurrentHashMap<>();
     private volatile boolean closed;
-    /** Set when a reload replaced this store (see {@link #closeAfterCallsInFlight}). */
-    private volatile boolean retired;
-    /** When the outage under way began ({@code System.nanoTime}); read only while {@link #down}. */
-    private volatile long downSince;
+    /**
+     * Guards the outage's log lines, so that each outage logged as begun is ended in the log once:
+     * by the probe's recovery, or by a reload that replaces the store first (the two raced, and
+     * each could take the other for the one to say it).
+     */
+    private final Object outageLog = new Object();
+    /** Set when a reload replaced this store (see {@link #closeAfterCallsInFlight}); guarded by outageLog. */
+    private boolean retired;
+    /** Whether the outage under way was logged as begun and not yet as ended; guarded by outageLog. */
+    private boolean outageLogged;
+    /** When the outage under way began ({@code System.nanoTime}); guarded by outageLog. */
+    private long downSince;
     private volatile StoreUnavailableException outage;
     /**
      * Opens connections for application threads (see {@link OpenedInBackground}): a thread per
@@ -767,18 +775,25 @@ public final class RedisStore implements AutoCloseable {
         StoreUnavailableException failure = new StoreUnavailableException(
                 "Redis at " + config.maskedUri() + " is not answering: " + cause.getMessage(), cause);
         if (!closed && down.compareAndSet(false, true)) {
-            downSince = System.nanoTime();
-            outage = failure;
-            LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " is not answering ("
-                    + cause.getMessage() + "); each rule follows its on-error until it is back");
-            storeThread("rate-limit-agent-redis-probe", this::probeUntilUp).start();
+            long started;
+            synchronized (outageLog) {
+                started = System.nanoTime();
+                downSince = started;
+                outage = failure;
+                // a store a reload replaced serves only the calls in flight for a while: its
+                // outage is the new store's to report, which sees it too (logged here, it had no
+                // end: the recovery of a replaced store is not logged)
+                outageLogged = !retired;
+                LOG.log(outageLogged ? Level.WARNING : Level.DEBUG, "rate-limit-agent: Redis at " + config.maskedUri()
+                        + " is not answering (" + cause.getMessage() + "); each rule follows its on-error until it is back");
+            }
+            storeThread("rate-limit-agent-redis-probe", () -> probeUntilUp(started)).start();
         }
         return failure;
     }
 
     /** Probes the server with backoff until it answers, then lets calls through again. */
-    private void probeUntilUp() {
-        long started = downSince;
+    private void probeUntilUp(long started) {
         long delay = FIRST_PROBE_DELAY_MILLIS;
         while (!closed) {
             try {
@@ -800,13 +815,16 @@ public final class RedisStore implements AutoCloseable {
                 // the next call asks the connector for one
             }
             timeoutsInARow.set(0);
-            outage = null;
-            down.set(false);
-            if (!retired) {
-                // a retired store's outage was ended in the log when a reload replaced it
-                LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " answers again after "
-                        + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms; "
-                        + failedCalls.sumThenReset() + " calls followed on-error meanwhile");
+            synchronized (outageLog) {
+                outage = null;
+                down.set(false);
+                if (outageLogged) {
+                    // not when a reload that replaced the store ended the outage in the log first
+                    outageLogged = false;
+                    LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " answers again after "
+                            + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms; "
+                            + failedCalls.sumThenReset() + " calls followed on-error meanwhile");
+                }
             }
             return;
         }
@@ -862,14 +880,17 @@ public final class RedisStore implements AutoCloseable {
      * slow rules under a long timeout, may still find it closed and follow its on-error).
      */
     public void closeAfterCallsInFlight() {
-        retired = true;
-        if (down.get()) {
-            // its outage line had no end: the new store says nothing of an outage it did not see
-            // begin, and this one never logged the recovery (Redis review, thirty-second round)
-            LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " was not answering for "
-                    + Duration.ofNanos(System.nanoTime() - downSince).toMillis() + " ms when a reload replaced its"
-                    + " store; " + failedCalls.sumThenReset() + " calls followed on-error meanwhile. The new store"
-                    + " logs its own outages from now on");
+        synchronized (outageLog) {
+            retired = true;
+            if (outageLogged) {
+                // its outage line had no end: the new store says nothing of an outage it did not
+                // see begin, and this one does not log its recovery (Redis review, thirty-second round)
+                outageLogged = false;
+                LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " was not answering for "
+                        + Duration.ofNanos(System.nanoTime() - downSince).toMillis() + " ms when a reload replaced its"
+                        + " store; " + failedCalls.sumThenReset() + " calls followed on-error meanwhile. The new store"
+                        + " logs its own outages from now on");
+            }
         }
         long delayMillis = Math.min(60_000, Math.max(1_000, 10 * (timeoutNanos / 1_000_000)));
         AgentThreads.daemon("rate-limit-agent-redis-retire", () -> {

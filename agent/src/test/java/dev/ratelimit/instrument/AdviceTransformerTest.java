@@ -280,6 +280,30 @@ class AdviceTransformerTest {
         assertEquals(1, errors.errors(), "nothing more counted");
     }
 
+    /**
+     * A limited servlet entry point too large for the advice: leaving its limit out does not make
+     * the class fit (the servlet advice alone is too much), so the class fails, and is reported as
+     * that alone, at SEVERE, counted once, even after another class had a method left out. It was
+     * counted twice, with a false "could not limit ... the class's other limited methods keep
+     * theirs" at SEVERE and the class's own failure at debug (review of the change).
+     */
+    @Test
+    void aClassThatFailsAllTheSameIsReportedAsThatAloneEvenAfterAMethodWasLeftOut() {
+        try (LogCapture capture = LogCapture.open()) {
+            assertNotNull(transformer.transform(null, application, "example/Big", null, null,
+                    LargeMethodClass.of("example/Big", 65_500)));
+            assertEquals(1, errors.errors());
+            assertNull(transformer.transform(null, application, "example/BigServlet", null, null,
+                    LargeMethodClass.servlet("example/BigServlet", 65_500)), "the class fails");
+            assertEquals(2, errors.errors(), "counted once");
+            List<String> severe = capture.messages(java.util.logging.Level.SEVERE);
+            assertEquals(2, severe.size(), severe::toString);
+            assertTrue(severe.get(0).startsWith("rate-limit-agent: could not limit example.Big#big()V"), severe.get(0));
+            assertTrue(severe.get(1).startsWith("rate-limit-agent: could not instrument example.BigServlet; it runs"
+                    + " without limits"), severe.get(1));
+        }
+    }
+
     /** The int constants of 100 and above that {@code methodName} pushes: the site ids. */
     private static List<Integer> siteConstants(byte[] classFile, String methodName) {
         List<Integer> found = new ArrayList<>();

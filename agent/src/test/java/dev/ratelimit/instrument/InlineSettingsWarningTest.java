@@ -100,17 +100,22 @@ class InlineSettingsWarningTest {
         RuleBook book = new RuleBook(rules, LimiterFactory.of(rules.store()), null, () -> { });
         MethodSite first = new MethodSite(1, "app.Svc", "send", "(Ljava/lang/String;)V", "Svc", 1, true, false,
                 new MethodSite.AnnotationValues("", 5, "1m", "arg0"), null);
-        MethodSite second = new MethodSite(2, "app.Svc", "send", "([JLapp/Svc$Order;)V", "Svc", 2, true, false,
+        MethodSite second = new MethodSite(2, "app.Svc", "send", "([J)V", "Svc", 1, true, false,
                 new MethodSite.AnnotationValues("", 7, "1m", "arg0"), null);
+        MethodSite third = new MethodSite(3, "app.Svc", "send", "([JLapp/Svc$Order;)V", "Svc", 2, true, false,
+                new MethodSite.AnnotationValues("", 9, "1m", "arg0"), null);
         List<String> warnings;
         try (LogCapture capture = LogCapture.open()) {
             book.rulesFor(first);
             book.rulesFor(second);
+            book.rulesFor(third.withArguments());
             warnings = capture.messages(java.util.logging.Level.WARNING);
         }
-        assertEquals(1, warnings.size(), warnings::toString);
+        assertEquals(2, warnings.size(), warnings::toString);
         assertTrue(warnings.get(0).startsWith("rate-limit-agent: @RateLimited on app.Svc#send (the overload"
-                + " send(long[], app.Svc$Order): key arg0, 7 per 1m) declares other settings"), warnings.get(0));
+                + " send(long[]): key arg0, 7 per 1m) declares other settings"), warnings.get(0));
+        assertTrue(warnings.get(1).startsWith("rate-limit-agent: @RateLimited on app.Svc#send (the overload"
+                + " send(long[], app.Svc$Order): key arg0, 9 per 1m) declares other settings"), warnings.get(1));
     }
 
     /** A rule removed, brought back, removed again: the annotated method is unlimited again, and it is said again. */
