@@ -181,6 +181,10 @@ public final class ConfigLoader {
             throw new ConfigException(List.of(syntaxError(fileName, e)));
         } catch (YamlEngineException e) {
             throw failure(fileName, "invalid YAML: " + firstLine(e.getMessage()));
+        } catch (NumberFormatException e) {
+            // the scanner reads \U's 8 digits as an int: from 80000000 on, Integer.parseInt throws
+            // out of the parser, with no position; the escape is found here
+            throw new ConfigException(List.of(escapeBeyondInt(fileName, text)));
         } catch (RuntimeException e) {
             // The parser is not ours; whatever it throws, the user gets a message and no stack trace.
             throw failure(fileName, "invalid YAML (" + e.getClass().getSimpleName() + ")");
@@ -194,6 +198,33 @@ public final class ConfigLoader {
             throw failure(fileName, "the rule file is empty; it needs at least 'version: 1'");
         }
         return RuleFileReader.read(root.get(), fileName, baseDir, env);
+    }
+
+    private static final java.util.regex.Pattern LONG_ESCAPE = java.util.regex.Pattern.compile("\\\\U[0-9A-Fa-f]{8}");
+
+    /**
+     * The error for a {@code \U} escape the parser could not read as an int, at the first one
+     * whose code is 80000000 or more, without its digits; at the file's start if none is (the
+     * parser failed on a number for another reason).
+     */
+    private static ConfigError escapeBeyondInt(String fileName, String text) {
+        java.util.regex.Matcher escape = LONG_ESCAPE.matcher(text);
+        String message = "invalid YAML: found an escape whose code is beyond Unicode (in a double-quoted value,"
+                + " write \\\\ for a backslash)";
+        while (escape.find()) {
+            if (Character.digit(text.charAt(escape.start() + 2), 16) >= 8) {
+                int line = 1;
+                int lineStart = 0;
+                for (int i = 0; i < escape.start(); i++) {
+                    if (text.charAt(i) == '\n') {
+                        line++;
+                        lineStart = i + 1;
+                    }
+                }
+                return new ConfigError(fileName, line, text.codePointCount(lineStart, escape.start()) + 1, message);
+            }
+        }
+        return new ConfigError(fileName, 1, 1, "invalid YAML (NumberFormatException)");
     }
 
     /** One line, at the problem's position, without SnakeYAML's source snippet. */
@@ -226,6 +257,12 @@ public final class ConfigLoader {
                     + " (a value starting with '!' must be quoted)";
         }
         int found = problem.indexOf(", but found");
+        if (problem.startsWith("found unknown escape character")) {
+            // the parser goes on with the escape's 8 hexadecimal digits: 8 characters of a token
+            // (\U with a code beyond Unicode; review of the thirty-third round)
+            return "found an escape whose code is beyond Unicode (in a double-quoted value, write \\\\ for a"
+                    + " backslash)";
+        }
         if (problem.startsWith("expected escape sequence") && found >= 0) {
             // what follows is the value's own characters (up to 8 of a token)
             return problem.substring(0, found) + " (in a double-quoted value, write \\\\ for a backslash)";

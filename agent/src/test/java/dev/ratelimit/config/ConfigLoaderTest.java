@@ -593,6 +593,17 @@ class ConfigLoaderTest {
         assertTrue(errors.get(0).contains("expected escape sequence of 2 hexadecimal numbers"), errors.get(0));
         assertFalse(errors.get(0).contains("4G") || errors.get(0).contains("BBBB"), errors.get(0));
 
+        // \U with a code beyond Unicode: the parser named the 8 digits after it (review of the
+        // thirty-third round); from 80000000 on it threw NumberFormatException, reported at 1:1
+        for (String code : new String[] {"7A8E7D6C", "00110000", "9F8E7D6C", "FFFFFFFF"}) {
+            List<String> found = errors("version: 1\nexempt:\n  header: X-Token\n  tokens:\n    - \"Zk3\\U" + code
+                    + "q1w2e3\"\n");
+            assertEquals(1, found.size(), code + ": " + found);
+            assertTrue(found.get(0).startsWith("rules.yaml:5:"), code + ": " + found.get(0));
+            assertTrue(found.get(0).contains("found an escape whose code is beyond Unicode"), code + ": " + found.get(0));
+            assertFalse(found.get(0).contains(code.substring(2)) || found.get(0).contains("q1w2"), code + ": " + found.get(0));
+        }
+
         // the scanner names the character it stopped at: one or two of a value
         for (String value : new String[] {"\"SECRETab\\qSECRET\"", "|SECRET", "!<tag:%zzSECRET> x", "!\u00e9SECRET x"}) {
             List<String> found = errors("version: 1\nexempt:\n  header: X-Token\n  tokens:\n    - " + value + "\n");
