@@ -44,14 +44,14 @@ public final class Cidr {
         if (slash >= 0) {
             String prefixText = text.substring(slash + 1);
             if (!prefixText.matches("0|[1-9][0-9]{0,2}") || Integer.parseInt(prefixText) > bits) {
-                throw new IllegalArgumentException("invalid address block '" + text + "': the prefix length after '/'"
+                throw new IllegalArgumentException("invalid address block " + NodeReader.quoted(text) + ": the prefix length after '/'"
                         + " must be a whole number from 0 to " + bits);
             }
             prefix = Integer.parseInt(prefixText);
         }
         byte[] network = mask(address, prefix);
         if (!Arrays.equals(network, address)) {
-            throw new IllegalArgumentException("invalid address block '" + text + "': it has bits set after the /"
+            throw new IllegalArgumentException("invalid address block " + NodeReader.quoted(text) + ": it has bits set after the /"
                     + prefix + " prefix; did you mean " + format(network, prefix) + "?");
         }
         return new Cidr(network, prefix);
@@ -95,15 +95,15 @@ public final class Cidr {
             throw notAnAddress(text);
         }
         if (!(parsed instanceof Inet6Address)) {
-            throw new IllegalArgumentException("invalid address block '" + text
-                    + "': write IPv4-mapped IPv6 addresses as plain IPv4 addresses (a.b.c.d)");
+            throw new IllegalArgumentException("invalid address block " + NodeReader.quoted(text)
+                    + ": write IPv4-mapped IPv6 addresses as plain IPv4 addresses (a.b.c.d)");
         }
         return parsed.getAddress();
     }
 
     private static IllegalArgumentException notAnAddress(String text) {
-        return new IllegalArgumentException("invalid address block '" + text
-                + "'; expected an IPv4 or IPv6 address with an optional prefix length, such as 10.0.0.0/8,"
+        return new IllegalArgumentException("invalid address block " + NodeReader.quoted(text)
+                + "; expected an IPv4 or IPv6 address with an optional prefix length, such as 10.0.0.0/8,"
                 + " 127.0.0.1 or fd00::/8 (host names are not accepted)");
     }
 

@@ -29,15 +29,15 @@ public final class Durations {
         }
         Matcher matcher = FORM.matcher(text);
         if (!matcher.matches()) {
-            throw new IllegalArgumentException("invalid duration '" + text + "'; " + EXPECTED);
+            throw new IllegalArgumentException("invalid duration " + NodeReader.quoted(text) + "; " + EXPECTED);
         }
         long amount = Long.parseLong(matcher.group(1));
         if (amount == 0) {
-            throw new IllegalArgumentException("duration '" + text + "' must be at least 1ms");
+            throw new IllegalArgumentException("duration " + NodeReader.quoted(text) + " must be at least 1ms");
         }
         Duration duration = toDuration(amount, matcher.group(2));
         if (duration == null || duration.compareTo(MAX) > 0) {
-            throw new IllegalArgumentException("duration '" + text + "' is longer than the maximum of 366d");
+            throw new IllegalArgumentException("duration " + NodeReader.quoted(text) + " is longer than the maximum of 366d");
         }
         return duration;
     }

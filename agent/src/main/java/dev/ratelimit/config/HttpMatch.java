@@ -175,8 +175,8 @@ public final class HttpMatch {
         Set<String> methodSet = new LinkedHashSet<>();
         for (String method : methods) {
             if (!HttpTokens.isToken(method)) {
-                throw new IllegalArgumentException("invalid HTTP method '" + method
-                        + "'; expected a method name such as GET or POST");
+                throw new IllegalArgumentException("invalid HTTP method " + NodeReader.quoted(method)
+                        + "; expected a method name such as GET or POST");
             }
             methodSet.add(method.toUpperCase(Locale.ROOT));
         }
@@ -190,25 +190,25 @@ public final class HttpMatch {
      */
     static void checkPath(String path) {
         if (path == null || !path.startsWith("/")) {
-            throw new IllegalArgumentException("invalid path '" + path + "': a path pattern must start with '/'");
+            throw new IllegalArgumentException("invalid path " + NodeReader.quoted(path) + ": a path pattern must start with '/'");
         }
         for (int i = 0; i < path.length(); i++) {
             char c = path.charAt(i);
             if (c <= ' ' || c == 0x7F || c == '?' || c == '#') {
-                throw new IllegalArgumentException("invalid path '" + path
-                        + "': a path pattern matches the path alone, without spaces, control characters,"
+                throw new IllegalArgumentException("invalid path " + NodeReader.quoted(path)
+                        + ": a path pattern matches the path alone, without spaces, control characters,"
                         + " a query (?) or a fragment (#)");
             }
         }
         String unmatchable = unmatchable(path);
         if (unmatchable != null) {
-            throw new IllegalArgumentException("invalid path '" + path + "': " + unmatchable
+            throw new IllegalArgumentException("invalid path " + NodeReader.quoted(path) + ": " + unmatchable
                     + "; a request's path is normalised before it is matched, so this pattern would never match");
         }
         for (String segment : path.substring(1).split("/", -1)) {
             if (segment.contains("**") && !segment.equals("**")) {
-                throw new IllegalArgumentException("invalid path '" + path
-                        + "': '**' must be a whole segment, as in /api/**; use '*' within a segment");
+                throw new IllegalArgumentException("invalid path " + NodeReader.quoted(path)
+                        + ": '**' must be a whole segment, as in /api/**; use '*' within a segment");
             }
         }
     }
@@ -230,7 +230,7 @@ public final class HttpMatch {
         }
         for (String segment : path.substring(1).split("/", -1)) {
             if (segment.equals(".") || segment.equals("..")) {
-                return "it has a '" + segment + "' segment, and normalised paths have them resolved";
+                return "it has a " + NodeReader.quoted(segment) + " segment, and normalised paths have them resolved";
             }
             if (segment.indexOf(';') >= 0) {
                 return "it has a ';', and path parameters are cut from a request's path";

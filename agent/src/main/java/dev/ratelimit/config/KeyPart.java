@@ -63,8 +63,8 @@ public final class KeyPart {
         if (text.startsWith("header:")) {
             String name = text.substring("header:".length());
             if (!HttpTokens.isToken(name)) {
-                throw new IllegalArgumentException("invalid key '" + text
-                        + "': the header name must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~)");
+                throw new IllegalArgumentException("invalid key " + NodeReader.quoted(text)
+                        + ": the header name must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~)");
             }
             return new KeyPart(Kind.HEADER, name, -1, List.of());
         }
@@ -72,23 +72,23 @@ public final class KeyPart {
         if (matcher.matches()) {
             int index = Integer.parseInt(matcher.group(1));
             if (index > MAX_ARGUMENT_INDEX) {
-                throw new IllegalArgumentException("invalid key '" + text
-                        + "': a method has at most 255 parameters, so argN goes from arg0 to arg254");
+                throw new IllegalArgumentException("invalid key " + NodeReader.quoted(text)
+                        + ": a method has at most 255 parameters, so argN goes from arg0 to arg254");
             }
             List<String> path = new ArrayList<>();
             String properties = matcher.group(2);
             if (!properties.isEmpty()) {
                 for (String property : properties.substring(1).split("\\.", -1)) {
                     if (!isJavaIdentifier(property)) {
-                        throw new IllegalArgumentException("invalid key '" + text
-                                + "': each property after argN must be a Java identifier, as in arg0.userId");
+                        throw new IllegalArgumentException("invalid key " + NodeReader.quoted(text)
+                                + ": each property after argN must be a Java identifier, as in arg0.userId");
                     }
                     path.add(property);
                 }
             }
             return new KeyPart(Kind.ARGUMENT, null, index, Collections.unmodifiableList(path));
         }
-        throw new IllegalArgumentException("invalid key '" + text + "'; " + ACCEPTED);
+        throw new IllegalArgumentException("invalid key " + NodeReader.quoted(text) + "; " + ACCEPTED);
     }
 
     private static boolean isJavaIdentifier(String text) {

@@ -53,7 +53,7 @@ public final class KeySpec {
         for (String text : parts) {
             KeyPart part = KeyPart.parse(text);
             if (!seen.add(part)) {
-                throw new IllegalArgumentException("key '" + part + "' is listed twice");
+                throw new IllegalArgumentException("key " + NodeReader.quoted(part.toString()) + " is listed twice");
             }
             parsed.add(part);
         }

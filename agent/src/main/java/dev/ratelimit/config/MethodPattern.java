@@ -46,14 +46,14 @@ public final class MethodPattern {
         }
         int hash = text.indexOf('#');
         if (hash < 0 || hash != text.lastIndexOf('#')) {
-            throw new IllegalArgumentException("invalid method pattern '" + text
-                    + "'; expected CLASS#METHOD with one '#', such as com.example.chat.MessageService#send");
+            throw new IllegalArgumentException("invalid method pattern " + NodeReader.quoted(text)
+                    + "; expected CLASS#METHOD with one '#', such as com.example.chat.MessageService#send");
         }
         String classPart = text.substring(0, hash);
         String methodPart = text.substring(hash + 1);
         if (methodPart.equals("<init>") || methodPart.equals("<clinit>")) {
-            throw new IllegalArgumentException("invalid method pattern '" + text
-                    + "': constructors and static initialisers cannot be limited; name a method instead");
+            throw new IllegalArgumentException("invalid method pattern " + NodeReader.quoted(text)
+                    + ": constructors and static initialisers cannot be limited; name a method instead");
         }
         return new MethodPattern(text, classPart, compileClass(text, classPart), compileMethod(text, methodPart));
     }
@@ -120,7 +120,7 @@ public final class MethodPattern {
     }
 
     private static IllegalArgumentException invalid(String text, String reason) {
-        return new IllegalArgumentException("invalid method pattern '" + text + "': " + reason);
+        return new IllegalArgumentException("invalid method pattern " + NodeReader.quoted(text) + ": " + reason);
     }
 
     /** True when the class part matches {@code binaryName} ({@code com.example.Outer$Inner}). */

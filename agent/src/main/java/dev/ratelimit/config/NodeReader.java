@@ -78,13 +78,24 @@ final class NodeReader {
         }
         String value = ((ScalarNode) node).getValue();
         if (!value.matches("[-+]?[0-9]+")) {
-            errors.add(node, what + " must be " + range + ", not '" + value + "'");
+            errors.add(node, what + " must be " + range + ", not " + quoted(value));
+            return null;
+        }
+        // more than 19 digits, leading zeros aside, is beyond a long: said without parsing them, which
+        // costs the square of their number (a million digits took 15 s, per use of an alias to it)
+        int digits = value.length() - (value.charAt(0) == '-' || value.charAt(0) == '+' ? 1 : 0);
+        for (int i = value.length() - digits; i < value.length() - 1 && value.charAt(i) == '0'; i++) {
+            digits--;
+        }
+        if (digits > 19) {
+            errors.add(node, what + " must be " + range + ", not " + cut(value)
+                    + (value.charAt(0) == '-' ? " (too small)" : " (too large)"));
             return null;
         }
         BigInteger number = new BigInteger(value);
         if (number.compareTo(BigInteger.valueOf(min)) < 0 || number.compareTo(BigInteger.valueOf(max)) > 0) {
             String limit = number.compareTo(LONG_MAX) > 0 ? " (too large)" : "";
-            errors.add(node, what + " must be " + range + ", not " + value + limit);
+            errors.add(node, what + " must be " + range + ", not " + cut(value) + limit);
             return null;
         }
         return number.longValue();
@@ -145,6 +156,12 @@ final class NodeReader {
                 : "'" + text.substring(0, MAX_QUOTED) + "...' (" + text.length() + " characters)";
     }
 
+    /** {@code text} as a message gives it unquoted (a number, a path): cut as {@link #quoted} cuts. */
+    static String cut(String text) {
+        return text.length() <= MAX_QUOTED ? text
+                : text.substring(0, MAX_QUOTED) + "... (" + text.length() + " characters)";
+    }
+
     /**
      * Like {@link #describe}, but quoting text. Only for settings that cannot hold a secret: whole
      * numbers ({@code limit: five}).
@@ -154,7 +171,7 @@ final class NodeReader {
             return "the text " + quoted(((ScalarNode) node).getValue());
         }
         if (node instanceof ScalarNode && (node.getTag().equals(Tag.INT) || node.getTag().equals(Tag.FLOAT))) {
-            return "the number " + ((ScalarNode) node).getValue();
+            return "the number " + cut(((ScalarNode) node).getValue());
         }
         return describe(node);
     }

@@ -89,7 +89,7 @@ public final class RuleConfig {
      */
     static void checkName(String name) {
         if (name == null || !NAME.matcher(name).matches()) {
-            throw new IllegalArgumentException("invalid rule name '" + name + "': expected 1 to 255 letters, digits"
+            throw new IllegalArgumentException("invalid rule name " + NodeReader.quoted(name) + ": expected 1 to 255 letters, digits"
                     + " or _ $ . : # / -, starting with a letter, a digit, _ or $");
         }
     }

@@ -71,7 +71,7 @@ final class RuleFileReader {
                 if (value instanceof ScalarNode && value.getTag().equals(Tag.INT)) {
                     String text = ((ScalarNode) value).getValue();
                     if (!text.equals(String.valueOf(RuleSet.VERSION))) {
-                        errors.add(value, "this agent reads rule files of version 1; this file is version " + text
+                        errors.add(value, "this agent reads rule files of version 1; this file is version " + NodeReader.cut(text)
                                 + " (use a newer agent, or write the file in the version 1 format)");
                         errors.throwIfAny();
                     }
@@ -248,7 +248,7 @@ final class RuleFileReader {
                     namedItems.put(result.name, item);
                 } else {
                     int line = first.getStartMark().map(m -> m.getLine() + 1).orElse(0);
-                    String duplicate = "duplicate rule name '" + result.name + "'";
+                    String duplicate = "duplicate rule name " + NodeReader.quoted(result.name);
                     if (first != result.nameNode) {
                         errors.add(result.nameNode, duplicate + " (first used on line " + line + ")");
                     } else if (namedItems.get(result.name) == item) {
@@ -291,7 +291,7 @@ final class RuleFileReader {
                     Node owner = names.get(rule.name());
                     String where = owner == null ? ""
                             : owner.getStartMark().map(m -> " (line " + (m.getLine() + 1) + ")").orElse("");
-                    errors.add(clash, "rule name '" + policy + "' is also the name of the policy of rule '"
+                    errors.add(clash, "rule name " + NodeReader.quoted(policy) + " is also the name of the policy of rule '"
                             + rule.name() + "'" + where + " for its " + Durations.format(limit.window())
                             + " limit in the RateLimit-Policy field; rename one of the rules");
                 }

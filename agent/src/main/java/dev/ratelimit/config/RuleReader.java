@@ -65,7 +65,7 @@ final class RuleReader {
                 }
             }
         }
-        String label = name == null ? "rule " + number : "rule '" + name + "'";
+        String label = name == null ? "rule " + number : "rule " + NodeReader.quoted(name);
 
         HttpMatch http = null;
         MethodPattern method = null;
@@ -134,7 +134,7 @@ final class RuleReader {
             for (NodeTuple tuple : ((MappingNode) node).getValue()) {
                 if (tuple.getKeyNode() instanceof ScalarNode && tuple.getValueNode() instanceof ScalarNode
                         && ((ScalarNode) tuple.getKeyNode()).getValue().equals("name")) {
-                    return "rule '" + ((ScalarNode) tuple.getValueNode()).getValue() + "'";
+                    return "rule " + NodeReader.quoted(((ScalarNode) tuple.getValueNode()).getValue());
                 }
             }
         }
@@ -168,7 +168,7 @@ final class RuleReader {
             for (Node item : nonEmpty(http.get("methods"), "match.http.methods")) {
                 String text = reader.text(item, "match.http.methods");
                 if (text != null && !HttpTokens.isToken(text)) {
-                    errors.add(item, "invalid HTTP method '" + text + "'; expected a method name such as GET or POST");
+                    errors.add(item, "invalid HTTP method " + NodeReader.quoted(text) + "; expected a method name such as GET or POST");
                 } else if (text != null) {
                     methods.add(text);
                 }

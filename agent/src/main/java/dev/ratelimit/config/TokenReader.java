@@ -155,13 +155,13 @@ final class TokenReader {
         try {
             path = baseDir.resolve(written);
         } catch (InvalidPathException e) {
-            errors.add(node, "token file " + written + " is not a valid path");
+            errors.add(node, "token file " + NodeReader.cut(written) + " is not a valid path");
             return null;
         }
         if (Files.exists(path) && !Files.isRegularFile(path)) {
             // a FIFO blocks its reader until a writer comes, which stopped the start (premain),
             // check, and the watcher's every later reload for good
-            errors.add(node, "token file " + written + " is not a regular file (a pipe, a device or a directory);"
+            errors.add(node, "token file " + NodeReader.cut(written) + " is not a regular file (a pipe, a device or a directory);"
                     + " it must be a file holding just the token");
             return null;
         }
@@ -171,11 +171,11 @@ final class TokenReader {
             long size = Files.size(path);
             content = size > MAX_TOKEN_FILE_SIZE ? null : ConfigLoader.readAtMost(path, MAX_TOKEN_FILE_SIZE);
             if (content == null || content.length > MAX_TOKEN_FILE_SIZE) {
-                errors.add(node, "token file " + written + " is larger than 64 KB; it must hold just the token");
+                errors.add(node, "token file " + NodeReader.cut(written) + " is larger than 64 KB; it must hold just the token");
                 return null;
             }
         } catch (NoSuchFileException e) {
-            errors.add(node, "token file " + written + " does not exist");
+            errors.add(node, "token file " + NodeReader.cut(written) + " does not exist");
             return null;
         } catch (IOException | SecurityException e) {
             errors.add(node, "cannot read token file " + written + " (" + e.getClass().getSimpleName() + ")");
@@ -184,7 +184,7 @@ final class TokenReader {
         byte[] token = withoutTrailingLineBreaks(content);
         try {
             if (token.length == 0) {
-                errors.add(node, "token file " + written + " is empty; it must hold the internal token");
+                errors.add(node, "token file " + NodeReader.cut(written) + " is empty; it must hold the internal token");
                 return null;
             }
             if (!isHeaderSafe(new AsciiView(token))) {

@@ -28,7 +28,7 @@ final class YamlMapping {
             String key = ((ScalarNode) keyNode).getValue();
             NodeTuple first = entries.get(key);
             if (first != null) {
-                errors.add(keyNode, "duplicate key '" + key + "' in " + where + " (first given on line "
+                errors.add(keyNode, "duplicate key " + shown(key) + " in " + where + " (first given on line "
                         + (first.getKeyNode().getStartMark().map(m -> m.getLine() + 1).orElse(0)) + ")");
             } else if (!knownKeys.contains(key)) {
                 errors.add(keyNode, unknownKey(key, where, knownKeys));
@@ -49,7 +49,7 @@ final class YamlMapping {
             }
         }
         if (closest != null) {
-            return "unknown key " + shown(key) + " (did you mean '" + closest + "'?)";
+            return "unknown key " + shown(key) + " (did you mean " + NodeReader.quoted(closest) + "?)";
         }
         return "unknown key " + shown(key) + " in " + where + "; expected one of " + String.join(", ", knownKeys);
     }
@@ -63,7 +63,7 @@ final class YamlMapping {
         if (key.length() >= TokenReader.MIN_TOKEN_LENGTH) {
             return "of " + key.length() + " characters (not shown: it may be a token)";
         }
-        return "'" + key + "'";
+        return NodeReader.quoted(key);
     }
 
     /** Levenshtein distance; the strings are short keys. */

@@ -584,6 +584,57 @@ class ConfigLoaderTest {
                 "store.redis.timeout must be at most 24d");
     }
 
+    /**
+     * Every message quotes at most the first 64 characters of a value, as the README says: names,
+     * durations, keys, paths, address blocks, methods, patterns, numbers and the rule's label
+     * were quoted whole, and through an alias a 300 KB value made megabytes of errors (review of
+     * the thirty-third round). A number of a million digits is refused without parsing it (it
+     * took 15 s).
+     */
+    @Test
+    void longValuesAreCutInEveryMessage() throws Exception {
+        String x = "x".repeat(300_000);
+        String nines = "9".repeat(1_000_000);
+        List<String> files = List.of(
+                "version: 1\nrules:\n  - name: " + x + "\n    limit: 1\n    window: 1s\n",
+                "version: 1\nrules:\n  - name: a\n    limit: 1\n    window: " + x + "\n",
+                "version: 1\nrules:\n  - name: a\n    key: " + x + "\n    limit: 1\n    window: 1s\n",
+                "version: 1\nrules:\n  - name: a\n    match:\n      http:\n        path: \"/" + x + " \"\n"
+                        + "    limit: 1\n    window: 1s\n",
+                "version: 1\nrules:\n  - name: a\n    match:\n      http:\n        path: /a\n        methods: [\"" + x
+                        + " \"]\n    limit: 1\n    window: 1s\n",
+                "version: 1\nrules:\n  - name: a\n    match:\n      method: " + x + "\n    limit: 1\n    window: 1s\n",
+                "version: 1\nclient:\n  trusted-proxies: [" + x + "]\n",
+                "version: 1\nrules:\n  - name: a\n    limit: " + nines + "\n    window: 1s\n",
+                "version: 1\nrules:\n  - name: a\n    limit: -" + nines + "\n    window: 1s\n",
+                "version: " + nines + "\n",
+                "version: 1\nstore:\n  max-keys: " + x + "\n");
+        for (String file : files) {
+            List<String> errors = errors(file);
+            String shown = file.substring(0, 60);
+            assertFalse(errors.isEmpty(), shown);
+            for (String error : errors) {
+                assertTrue(error.length() < 400, () -> shown + ": " + error.substring(0, 400));
+                assertTrue(error.contains(" characters)"), () -> shown + ": " + error);
+            }
+        }
+        assertTrue(errors("version: 1\nrules:\n  - name: a\n    limit: " + nines + "\n    window: 1s\n").get(0)
+                .endsWith("(1000000 characters) (too large)"));
+        assertTrue(errors("version: 1\nrules:\n  - name: a\n    limit: -" + nines + "\n    window: 1s\n").get(0)
+                .endsWith("(1000001 characters) (too small)"));
+        // leading zeros are not digits of the number
+        assertEquals(5, parse("version: 1\nrules:\n  - name: a\n    limit: 0000000000000000000000005\n    window: 1s\n")
+                .rule("a").orElseThrow().limits().get(0).limit());
+
+        // one value used by many rules through an alias: each message is short
+        StringBuilder many = new StringBuilder("version: 1\nw: &w " + "y".repeat(300_000) + "\nrules:\n");
+        for (int i = 0; i < 26; i++) {
+            many.append("  - {name: *w, window: 1s}\n");
+        }
+        List<String> errors = errors(many.toString());
+        assertTrue(errors.stream().mapToInt(String::length).sum() < 26 * 3 * 400, errors.get(0));
+    }
+
     /** The parser's message once went on with the characters after a bad escape: up to 8 of a token. */
     @Test
     void aBadEscapeInATokenIsReportedWithoutTheCharactersAfterIt() {
