@@ -44,6 +44,22 @@ public final class ConfigLoader {
     }
 
     /**
+     * {@link #load(Path)} for the agent itself: the rule file must be a regular file. A pipe with
+     * no writer (a FIFO) blocked start-up for good, without a word, and the watcher sees only
+     * regular files, so the agent could never read a pipe's next version anyway; {@code check}
+     * reads a pipe ({@code check <(envsubst < rules.yaml)}).
+     *
+     * @throws ConfigException listing every problem found
+     */
+    public static RuleSet loadFile(Path file) throws ConfigException {
+        if (Files.exists(file) && !Files.isRegularFile(file) && !Files.isDirectory(file)) {
+            throw failure(file.toString(), "is not a regular file (a pipe or a device): the agent reads its rule file"
+                    + " again whenever it changes, so it must be a file");
+        }
+        return load(file);
+    }
+
+    /**
      * Reads {@code file}, resolving {@code ${env:NAME}} through {@code env} and relative
      * {@code ${file:PATH}} against the rule file's directory.
      *

@@ -319,7 +319,7 @@ public final class AgentInstaller {
             return RuleSet.refused(configPath.toString(), "the agent options are invalid");
         }
         try {
-            return ConfigLoader.load(configPath);
+            return ConfigLoader.loadFile(configPath);
         } catch (ConfigException e) {
             for (ConfigError error : e.errors()) {
                 System.err.println(error.format());
@@ -343,7 +343,7 @@ public final class AgentInstaller {
      */
     private static void printFileErrors(String config) {
         try {
-            ConfigLoader.load(Path.of(config));
+            ConfigLoader.loadFile(Path.of(config));
         } catch (ConfigException e) {
             for (ConfigError error : e.errors()) {
                 System.err.println(error.format());

@@ -635,6 +635,24 @@ class ConfigLoaderTest {
         assertTrue(errors.stream().mapToInt(String::length).sum() < 26 * 3 * 400, errors.get(0));
     }
 
+    /**
+     * The agent refuses a rule file that is a pipe: a FIFO no one writes to blocked start-up for
+     * good, silently (review of the thirty-third round). {@code check} still reads a pipe.
+     */
+    @Test
+    void theAgentRefusesAPipeForItsRuleFile() throws Exception {
+        Path fifo = dir.resolve("rules.fifo");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor());
+        ConfigException refused = assertThrows(ConfigException.class, () -> ConfigLoader.loadFile(fifo));
+        assertEquals(List.of(fifo + ":1:1: is not a regular file (a pipe or a device): the agent reads its rule file"
+                + " again whenever it changes, so it must be a file"),
+                refused.errors().stream().map(ConfigError::format).collect(Collectors.toList()));
+        Path file = Files.writeString(dir.resolve("plain.yaml"), "version: 1\nrules: []\n");
+        assertEquals(0, ConfigLoader.loadFile(file).rules().size());
+        ConfigException missing = assertThrows(ConfigException.class, () -> ConfigLoader.loadFile(dir.resolve("none.yaml")));
+        assertTrue(missing.errors().get(0).format().endsWith("the rule file does not exist"));
+    }
+
     /** The parser's message once went on with the characters after a bad escape: up to 8 of a token. */
     @Test
     void aBadEscapeInATokenIsReportedWithoutTheCharactersAfterIt() {
