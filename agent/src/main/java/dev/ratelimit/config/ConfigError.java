@@ -57,7 +57,12 @@ public final class ConfigError {
         return oneLine(file) + ":" + line + ":" + column + ": " + oneLine(message);
     }
 
-    /** {@code text} with line breaks and other control characters written as escapes. */
+    /**
+     * {@code text} with line breaks and other control characters written as escapes, and so the
+     * invisible ones (format characters: a byte order mark, a zero-width space, a right-to-left
+     * override), which made {@code unknown key 'rules' (did you mean 'rules'?)} of a key that
+     * began with U+FEFF (review of the thirty-third round).
+     */
     static String oneLine(String text) {
         int i = 0;
         while (i < text.length() && !breaksTheLine(text.charAt(i))) {
@@ -85,7 +90,7 @@ public final class ConfigError {
     }
 
     private static boolean breaksTheLine(char c) {
-        return Character.isISOControl(c) || c == '\u2028' || c == '\u2029';
+        return Character.isISOControl(c) || c == '\u2028' || c == '\u2029' || Character.getType(c) == Character.FORMAT;
     }
 
     @Override

@@ -653,6 +653,20 @@ class ConfigLoaderTest {
         assertTrue(missing.errors().get(0).format().endsWith("the rule file does not exist"));
     }
 
+    /**
+     * Invisible characters in a message are written as escapes: a key that began with a byte order
+     * mark read {@code unknown key 'rules' (did you mean 'rules'?)} (review of the thirty-third
+     * round).
+     */
+    @Test
+    void invisibleCharactersInAMessageAreWrittenAsEscapes() {
+        assertEquals(List.of("rules.yaml:2:1: unknown key '\\ufeffrules' (did you mean 'rules'?)"),
+                errors("version: 1\n\uFEFFrules: []\n"));
+        List<String> rtl = errors("version: 1\nrules:\n  - name: a\u202Eb\n    limit: 1\n    window: 1s\n");
+        assertEquals(1, rtl.size(), rtl::toString);
+        assertTrue(rtl.get(0).contains("'a\\u202eb'"), rtl.get(0));
+    }
+
     /** The parser's message once went on with the characters after a bad escape: up to 8 of a token. */
     @Test
     void aBadEscapeInATokenIsReportedWithoutTheCharactersAfterIt() {
