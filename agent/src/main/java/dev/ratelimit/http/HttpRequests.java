@@ -83,14 +83,41 @@ public final class HttpRequests implements HttpGate {
                 begin(seen);
                 return seen;
             }
+            String clientUri = seen == null && serving == null ? api.clientUriOfDispatch(request) : null;
+            if (clientUri == null) {
+                return null;
+            }
+            // The error page (or the page forwarded to) of a request the container answered before
+            // any filter or servlet: a failed container login (BASIC's 401 page, FORM's login-error
+            // page), /WEB-INF/..., a path nothing serves. Its first entry point: counted here,
+            // under the path the client asked for, as Jetty and Undertow send such requests
+            // through the application. It was not counted at all on Tomcat, and method rules in
+            // the page read no client and no token (servlet review, thirty-third round)
+            return first(serving, api, request, response, clientUri);
+        }
+        if (serving instanceof RequestFacts && ((RequestFacts) serving).isWrappedBy(request)) {
+            // a filter's wrapper of the request being served that keeps attributes of its own, so
+            // that the mark of a seen request does not show through it: the same request, not a
+            // sub-request. It was counted again, and a client had half its limit (servlet review,
+            // thirty-third round)
+            ((RequestFacts) serving).enteredWith(request);
             return null;
         }
+        return first(serving, api, request, response, null);
+    }
+
+    /**
+     * A request's first entry point: its facts made and marked, its rules decided. {@code clientUri}
+     * is the URI an error dispatch or a forward was for (null: the request's own, and the path it
+     * is mapped to).
+     */
+    private Object first(Object serving, ServletApi api, Object request, Object response, String clientUri) {
         HttpRules current = rules.get();
         TokenVerifier.Verdict verdict = current.verdict(api, request);
         RequestFacts facts = new RequestFacts(api, request, current.clients(), verdict, current.exemptHeader());
         // the facts mark the request as seen, for the dispatches to come
         api.setAttribute(request, SEEN, facts);
-        if (!current.isEmpty() && decide(current, api, request, response, facts, verdict)) {
+        if (!current.isEmpty() && decide(current, api, request, response, facts, verdict, clientUri)) {
             return RateLimitBridge.REJECTED;
         }
         if (serving == null) {
@@ -141,8 +168,8 @@ public final class HttpRequests implements HttpGate {
 
     /** Applies the matching rules; returns true when the request was rejected and answered. */
     private static boolean decide(HttpRules current, ServletApi api, Object request, Object response,
-            RequestFacts facts, TokenVerifier.Verdict verdict) {
-        String uri = api.requestUri(request);
+            RequestFacts facts, TokenVerifier.Verdict verdict, String clientUri) {
+        String uri = clientUri == null ? api.requestUri(request) : clientUri;
         String contextPath = api.contextPath(request);
         String path = RequestPath.normalize(uri, contextPath);
         // and the path the container mapped, when it differs: a container that does not resolve
@@ -150,7 +177,8 @@ public final class HttpRequests implements HttpGate {
         // /api/users/*, a path the resolved URI (/) is not under
         String routed;
         try {
-            routed = RequestPath.routed(api.servletPath(request), api.pathInfo(request), path);
+            // the servlet path of an error dispatch or a forward is its target's
+            routed = clientUri != null ? null : RequestPath.routed(api.servletPath(request), api.pathInfo(request), path);
         } catch (RuntimeException | LinkageError unmapped) {
             // a container or a request wrapper that will not say (the review recalled Jetty 10
             // and 11 throwing for an ambiguous URI; not checked here): the URI's path still

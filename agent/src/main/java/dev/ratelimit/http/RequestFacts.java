@@ -60,6 +60,11 @@ final class RequestFacts implements RequestKeys {
         return httpPolicies;
     }
 
+    /** Whether {@code request} wraps the request these facts are of (see {@link ServletApi#wraps}). */
+    boolean isWrappedBy(Object request) {
+        return api.wraps(request, this.request);
+    }
+
     /** Records the request object an entry point inside the first one was given. */
     void enteredWith(Object request) {
         if (request != innermost && api.matches(request)) {

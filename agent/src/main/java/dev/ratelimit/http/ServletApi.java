@@ -51,11 +51,40 @@ final class ServletApi {
     private final ServletCalls calls;
     /** {@code DispatcherType.REQUEST} of this API; null on Servlet 2.x. */
     private final Object requestDispatch;
+    /** {@code DispatcherType.ERROR} and {@code FORWARD} of this API; null on Servlet 2.x. */
+    private final Object errorDispatch;
+    private final Object forwardDispatch;
+    /**
+     * The request attributes an error dispatch and a forward hold the client's URI in
+     * ({@code jakarta.servlet.error.request_uri}, {@code jakarta.servlet.forward.request_uri}).
+     */
+    private final String errorRequestUri;
+    private final String forwardRequestUri;
+    /** {@code ServletRequestWrapper} of this API and its {@code getRequest()}; null where it cannot be found. */
+    private final Class<?> requestWrapper;
+    private final java.lang.reflect.Method wrapped;
 
     private ServletApi(Class<?> request) throws ReflectiveOperationException {
         ServletCalls.Api api = new ServletCalls.Api(request);
         calls = ServletCalls.of(api);
-        requestDispatch = api.dispatcherType == null ? null : requestConstant(api.dispatcherType);
+        requestDispatch = api.dispatcherType == null ? null : constant(api.dispatcherType, "REQUEST");
+        errorDispatch = api.dispatcherType == null ? null : constant(api.dispatcherType, "ERROR");
+        forwardDispatch = api.dispatcherType == null ? null : constant(api.dispatcherType, "FORWARD");
+        String name = request.getName();
+        String namespace = name.substring(0, name.length() - ".http.HttpServletRequest".length());
+        errorRequestUri = namespace + ".error.request_uri";
+        forwardRequestUri = namespace + ".forward.request_uri";
+        Class<?> wrapper;
+        java.lang.reflect.Method getRequest;
+        try {
+            wrapper = Class.forName(namespace + ".ServletRequestWrapper", false, request.getClassLoader());
+            getRequest = wrapper.getMethod("getRequest");
+        } catch (ReflectiveOperationException | LinkageError | RuntimeException missing) {
+            wrapper = null;
+            getRequest = null;
+        }
+        requestWrapper = wrapper;
+        wrapped = getRequest;
     }
 
     /** The API of a request object, or {@code null} when it is not an HTTP servlet request. */
@@ -84,8 +113,8 @@ final class ServletApi {
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
-    private static Object requestConstant(Class<?> dispatcherEnum) {
-        return Enum.valueOf((Class) dispatcherEnum, "REQUEST");
+    private static Object constant(Class<?> dispatcherEnum, String name) {
+        return Enum.valueOf((Class) dispatcherEnum, name);
     }
 
     boolean isInitialDispatch(Object request) {
@@ -96,6 +125,20 @@ final class ServletApi {
         // (none should) is treated as serving a plain request, so the request is limited.
         Object type = calls.dispatcherType(request);
         return type == requestDispatch || type == null;
+    }
+
+    /**
+     * For an error dispatch or a forward, the URI the client asked for (the request holds it in an
+     * attribute); null for any other dispatch, or when the container did not set it.
+     */
+    String clientUriOfDispatch(Object request) {
+        if (errorDispatch == null) {
+            return null;
+        }
+        Object type = calls.dispatcherType(request);
+        Object uri = type == errorDispatch ? attribute(request, errorRequestUri)
+                : type == forwardDispatch ? attribute(request, forwardRequestUri) : null;
+        return uri instanceof String ? (String) uri : null;
     }
 
     String method(Object request) {
@@ -137,6 +180,29 @@ final class ServletApi {
             list.add(String.valueOf(values.nextElement()));
         }
         return list;
+    }
+
+    /**
+     * Whether {@code request} is a wrapper ({@code ServletRequestWrapper}, at most 32 deep) of
+     * {@code target}. Asked only of a request that does not show the attribute the agent marks
+     * a seen request with, while the thread serves another: rare, so by reflection.
+     */
+    boolean wraps(Object request, Object target) {
+        if (requestWrapper == null) {
+            return false;
+        }
+        Object current = request;
+        for (int depth = 0; depth < 32 && requestWrapper.isInstance(current); depth++) {
+            try {
+                current = wrapped.invoke(current);
+            } catch (ReflectiveOperationException | RuntimeException unreadable) {
+                return false;
+            }
+            if (current == target) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Whether the request carries header {@code name} on more than one line. */

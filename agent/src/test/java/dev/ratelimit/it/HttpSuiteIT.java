@@ -44,6 +44,14 @@ class HttpSuiteIT {
         return Jdks.all().flatMap(jdk -> Stream.of(WebApp.Container.values()).map(c -> Arguments.of(c, jdk)));
     }
 
+    static Stream<Arguments> tomcat() {
+        return Jdks.all().map(jdk -> Arguments.of(WebApp.Container.TOMCAT, jdk));
+    }
+
+    static Stream<Arguments> targetsButUndertow() {
+        return targets().filter(arguments -> arguments.get()[0] != WebApp.Container.UNDERTOW);
+    }
+
     static Stream<Arguments> springBootApps() {
         return Jdks.all().flatMap(jdk -> Stream.of(WebApp.Container.values())
                 .filter(WebApp.Container::isSpringBoot).map(c -> Arguments.of(c, jdk)));
@@ -624,5 +632,50 @@ class HttpSuiteIT {
         assertEquals(200, app.getFrom(fresh, "/api/reports/..").status);
         assertEquals(200, app.getFrom(fresh, "/api/reports/bob").status);
         assertEquals(429, app.getFrom(fresh, "/api/reports/bob").status);
+    }
+
+    /**
+     * A request the container answers itself before any filter or servlet (a GET of
+     * {@code /WEB-INF/...}: 404) is counted under the path the client asked for, where its error
+     * page runs: Tomcat sent its error page as the request's first entry point, uncounted, while
+     * Jetty and Undertow counted it (servlet review, thirty-third round). The real token exempts
+     * it, a forged one is counted. (The Tomcat fixture maps an error page for 404; with none, Tomcat
+     * answers such a request without any code of the application, and the agent sees nothing, as
+     * Undertow does whatever its error pages: it ends the exchange with a bare 404.)
+     */
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targetsButUndertow")
+    void aRequestTheContainerRefusesItselfIsCountedByThePathAskedFor(WebApp.Container container, Path jdk)
+            throws Exception {
+        WebApp app = app(container, jdk);
+        String target = app.contextPath() + "/WEB-INF/web.xml";
+        String from = freshAddress();
+        List<Integer> first = statuses(2, i -> app.getFrom(from, target));
+        assertEquals(List.of(404, 404), first, "refused by the container, within the limit");
+        WebApp.Response over = app.getFrom(from, target);
+        assertEquals(429, over.status, over::toString);
+        assertEquals(List.of(404, 404), statuses(2, i -> app.getFrom(from, app.contextPath() + "/WEB-INF/classes/x")),
+                "a path no rule names");
+        String exempt = freshAddress();
+        assertEquals(repeat(404, 4), statuses(4, i -> app.getFrom(exempt, target, "X-Internal-Token: " + TOKEN)));
+        String forged = freshAddress();
+        assertEquals(List.of(404, 404, 429), statuses(3, i -> app.getFrom(forged, target,
+                "X-Internal-Token: " + TOKEN.substring(1))));
+    }
+
+    /**
+     * A filter that wraps the request in a wrapper keeping attributes of its own (the agent's mark
+     * of a seen request does not show through it) passes the same request on: counted once. It
+     * was taken for a sub-request and counted again, so a client had half its limit (servlet
+     * review, thirty-third round). Tomcat's fixture has the filter.
+     */
+    @ParameterizedTest(name = "{1}")
+    @MethodSource("tomcat")
+    void aWrapperWithAttributesOfItsOwnIsTheSameRequest(WebApp.Container container, Path jdk) throws Exception {
+        WebApp app = app(container, jdk);
+        String from = freshAddress();
+        String target = domains(app) + "?ownAttributes";
+        assertEquals(repeat(200, 5), statuses(5, i -> app.getFrom(from, target)));
+        assertEquals(429, app.getFrom(from, target).status);
     }
 }
