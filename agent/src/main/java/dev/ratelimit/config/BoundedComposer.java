@@ -2,6 +2,7 @@ package dev.ratelimit.config;
 
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.List;
 import java.util.Optional;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.composer.Composer;
@@ -11,6 +12,7 @@ import org.snakeyaml.engine.v2.nodes.Node;
 import org.snakeyaml.engine.v2.nodes.NodeTuple;
 import org.snakeyaml.engine.v2.nodes.ScalarNode;
 import org.snakeyaml.engine.v2.nodes.SequenceNode;
+import org.snakeyaml.engine.v2.nodes.Tag;
 import org.snakeyaml.engine.v2.parser.ParserImpl;
 import org.snakeyaml.engine.v2.scanner.StreamReader;
 
@@ -55,6 +57,29 @@ final class BoundedComposer extends Composer {
 
     BoundedComposer(LoadSettings settings, String text) {
         super(settings, new ParserImpl(settings, new StreamReader(settings, text)));
+    }
+
+    /**
+     * Refuses a second merge key ({@code <<}) in one mapping, as any other key given twice: the
+     * parser merged the first and the second together, a key of both taken from one and another
+     * dropped, without a word (review of the thirty-third round). Several mappings merge through
+     * one key: {@code <<: [*a, *b]}.
+     */
+    @Override
+    protected void composeMappingChildren(List<NodeTuple> children, MappingNode node) {
+        super.composeMappingChildren(children, node);
+        Node key = children.get(children.size() - 1).getKeyNode();
+        if (!key.getTag().equals(Tag.MERGE)) {
+            return;
+        }
+        for (int i = 0; i < children.size() - 1; i++) {
+            Node earlier = children.get(i).getKeyNode();
+            if (earlier.getTag().equals(Tag.MERGE)) {
+                throw new OverBudget(key.getStartMark(), "duplicate key '<<' (first given on line "
+                        + earlier.getStartMark().map(mark -> mark.getLine() + 1).orElse(0)
+                        + "); merge several mappings with one key: <<: [*a, *b]");
+            }
+        }
     }
 
     /** The parser calls this for each mapping a merge key names, before it copies its entries. */
@@ -110,7 +135,7 @@ final class BoundedComposer extends Composer {
         return counted + more;
     }
 
-    /** A budget passed: what the user is told, and where when that is known. */
+    /** A budget passed, or a merge key given twice: what the user is told, and where when that is known. */
     static final class OverBudget extends RuntimeException {
         private static final long serialVersionUID = 1L;
 

@@ -667,6 +667,21 @@ class ConfigLoaderTest {
         assertTrue(rtl.get(0).contains("'a\\u202eb'"), rtl.get(0));
     }
 
+    /**
+     * A second merge key in one mapping is refused as any key given twice: the parser merged both,
+     * a key of the second kept and another dropped, without a word (review of the thirty-third
+     * round). One key merges several mappings.
+     */
+    @Test
+    void aSecondMergeKeyInOneMappingIsRefused() throws Exception {
+        assertEquals(List.of("rules.yaml:5:5: duplicate key '<<' (first given on line 4); merge several mappings with one"
+                + " key: <<: [*a, *b]"), errors("version: 1\nrules:\n  - name: a\n    <<: {limit: 1, window: 1s}\n"
+                + "    <<: {key: client-ip, limit: 9}\n"));
+        RuleSet merged = parse("version: 1\nrules:\n  - name: a\n    <<: [{limit: 1, window: 1s}, {key: client-ip}]\n");
+        assertEquals(1, merged.rule("a").orElseThrow().limits().get(0).limit());
+        assertEquals("client-ip", merged.rule("a").orElseThrow().key().toString());
+    }
+
     /** The parser's message once went on with the characters after a bad escape: up to 8 of a token. */
     @Test
     void aBadEscapeInATokenIsReportedWithoutTheCharactersAfterIt() {
