@@ -44,6 +44,10 @@ public final class CheckCommand {
         out.println(file + ": OK (version " + rules.version() + ", " + RuleSet.count(count) + ")");
         out.println("exempt: " + rules.exempt());
         out.println("client: " + rules.client());
+        String trustEveryone = rules.client().trustEveryoneWarning();
+        if (trustEveryone != null) {
+            err.println(file + ": warning: " + trustEveryone);
+        }
         out.println("store: " + rules.store());
         out.println("rules:" + (count == 0 ? " none" : ""));
         for (RuleConfig rule : rules.rules()) {

@@ -37,6 +37,21 @@ public final class ClientConfig {
         return trustedProxies;
     }
 
+    /**
+     * A warning when a trusted-proxies block covers every address of its family ({@code 0.0.0.0/0},
+     * {@code ::/0}): every client may then name its own {@code client-ip} key in
+     * {@code X-Forwarded-For}, and so earns a fresh budget per request; null when none does. Valid
+     * (a test rig may want it), so said, not refused: by {@code check} and when the agent starts
+     * or reloads the file.
+     */
+    public String trustEveryoneWarning() {
+        List<String> everyone = trustedProxies.stream().filter(block -> block.prefixLength() == 0)
+                .map(Cidr::toString).collect(Collectors.toList());
+        return everyone.isEmpty() ? null : "client.trusted-proxies trusts every address (" + String.join(", ", everyone)
+                + "): any client can choose its client-ip key through X-Forwarded-For or Forwarded, and so its"
+                + " budget; list only your proxies' addresses";
+    }
+
     /** How many leading bits of an IPv6 client address form its key (default 64). */
     public int ipv6Prefix() {
         return ipv6Prefix;

@@ -278,6 +278,10 @@ public final class AgentInstaller {
                 + (attached ? "; retransformed " + listener.transformed() + " loaded classes" : "")
                 + " in " + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms";
         AgentLog.LOG.log(Level.INFO, summary);
+        String trustEveryone = ruleSet.client().trustEveryoneWarning();
+        if (trustEveryone != null) {
+            AgentLog.LOG.log(Level.WARNING, "rate-limit-agent: " + trustEveryone);
+        }
         System.setProperty(ATTACH_REPORT_PROPERTY, summary);
         // the rules in force now: a rule a reload adds or re-points meanwhile has a look of its own
         reportIdleRules(attached ? 0 : IDLE_RULE_REPORT_DELAY_MILLIS, rules.methodRulesNewTo(null), false);

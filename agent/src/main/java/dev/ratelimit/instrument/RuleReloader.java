@@ -68,6 +68,10 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
         settle("loaded " + RuleSet.count(rules.rules().size()));
         LOG.log(Level.INFO, "rate-limit-agent: reloaded " + configPath + " in "
                 + (System.nanoTime() - started) / 1_000_000 + " ms: " + agent.rules().describe());
+        String trustEveryone = rules.client().trustEveryoneWarning();
+        if (trustEveryone != null) {
+            LOG.log(Level.WARNING, "rate-limit-agent: " + trustEveryone);
+        }
     }
 
     @Override

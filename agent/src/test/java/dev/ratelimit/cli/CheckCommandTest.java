@@ -124,4 +124,23 @@ class CheckCommandTest {
         assertEquals(1, run(dir.resolve("missing.yaml")));
         assertEquals(dir.resolve("missing.yaml") + ":1:1: the rule file does not exist" + System.lineSeparator(), err());
     }
+
+    /**
+     * A trusted-proxies block that covers every address lets any client choose its client-ip key:
+     * valid, but said (review of the thirty-third round); a file without one says nothing.
+     */
+    @Test
+    void trustingEveryAddressIsWarnedAbout() throws Exception {
+        Path file = Files.writeString(dir.resolve("open.yaml"), "version: 1\nclient:\n  trusted-proxies: [10.0.0.0/8,"
+                + " 0.0.0.0/0, \"::/0\"]\nrules: []\n");
+        assertEquals(0, run(file));
+        assertEquals(file + ": warning: client.trusted-proxies trusts every address (0.0.0.0/0, ::/0): any client can"
+                + " choose its client-ip key through X-Forwarded-For or Forwarded, and so its budget; list only your"
+                + " proxies' addresses\n", err().replace(System.lineSeparator(), "\n"));
+        out.reset();
+        err.reset();
+        assertEquals(0, run(Files.writeString(dir.resolve("closed.yaml"),
+                "version: 1\nclient:\n  trusted-proxies: [10.0.0.0/8, \"::1/128\"]\nrules: []\n")));
+        assertEquals("", err());
+    }
 }
