@@ -248,7 +248,13 @@ public final class ConfigLoader {
         String problem = e.getProblem() == null ? "syntax error" : withoutNames(firstLine(e.getProblem()));
         String context = firstLine(e.getContext());
         context = context.isEmpty() ? "" : context + ", ";
-        return at(fileName, e.getProblemMark().or(e::getContextMark), "invalid YAML: " + context + problem);
+        // a quote or a bracket never closed is found at the end of the file: the place it opened
+        // (the context's mark) is the one to fix (review of the thirty-third round)
+        boolean atTheEnd = problem.contains("end of stream") || problem.contains("<stream end>");
+        Optional<Mark> where = atTheEnd && e.getContextMark().isPresent() ? e.getContextMark()
+                : e.getProblemMark().or(e::getContextMark);
+        return at(fileName, where, "invalid YAML: " + context + problem + (atTheEnd && e.getContextMark().isPresent()
+                ? " (it opens here and is not closed)" : ""));
     }
 
     /** An error at {@code mark}, or at the file's start when there is none. */

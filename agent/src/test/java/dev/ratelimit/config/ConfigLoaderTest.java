@@ -682,6 +682,20 @@ class ConfigLoaderTest {
         assertEquals("client-ip", merged.rule("a").orElseThrow().key().toString());
     }
 
+    /**
+     * A quote or a bracket never closed is reported where it opens, not at the end of the file
+     * the parser reached looking for its end (review of the thirty-third round).
+     */
+    @Test
+    void anUnclosedQuoteOrBracketIsReportedWhereItOpens() {
+        assertEquals(List.of("rules.yaml:3:11: invalid YAML: while scanning a quoted scalar, found unexpected end of"
+                + " stream (it opens here and is not closed)"),
+                errors("version: 1\nrules:\n  - name: \"a\n    limit: 1\n    window: 1s\n"));
+        assertEquals(List.of("rules.yaml:2:9: invalid YAML: while parsing a flow mapping, expected ',' or '}', but got"
+                + " <stream end> (it opens here and is not closed)"),
+                errors("version: 1\nrules: [{name: a, limit: 1,\n  window: 1s\n"));
+    }
+
     /** The parser's message once went on with the characters after a bad escape: up to 8 of a token. */
     @Test
     void aBadEscapeInATokenIsReportedWithoutTheCharactersAfterIt() {
@@ -751,7 +765,8 @@ class ConfigLoaderTest {
         assertFalse(error.contains("\n"), error);
         assertFalse(error.contains("^"), "no snippet: " + error);
 
-        assertError("version: 1\nrules: [a\n", 3, 1, "invalid YAML");
+        // an unclosed bracket: where it opens, not the end of the file (3:1) the parser reached
+        assertError("version: 1\nrules: [a\n", 2, 8, "invalid YAML");
         assertError("version: 1\n\tbad: tab\n", 2, 1, "invalid YAML");
         // a problem with an empty context once read "invalid YAML: , found undefined alias nope";
         // the alias's name is no longer repeated (a token can start with '*')
