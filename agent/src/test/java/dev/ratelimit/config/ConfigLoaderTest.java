@@ -696,6 +696,12 @@ class ConfigLoaderTest {
                 errors("version: 1\nrules: [{name: a, limit: 1,\n  window: 1s\n"));
     }
 
+    /** {@code version: 1.0} read "version must be the number 1, not a number" (review of the thirty-third round). */
+    @Test
+    void aVersionWrittenAsADecimalIsShown() {
+        assertEquals(List.of("rules.yaml:1:10: version must be the number 1, not 1.0"), errors("version: 1.0\nrules: []\n"));
+    }
+
     /** The parser's message once went on with the characters after a bad escape: up to 8 of a token. */
     @Test
     void aBadEscapeInATokenIsReportedWithoutTheCharactersAfterIt() {
