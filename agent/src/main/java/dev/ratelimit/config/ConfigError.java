@@ -65,31 +65,35 @@ public final class ConfigError {
      */
     static String oneLine(String text) {
         int i = 0;
-        while (i < text.length() && !breaksTheLine(text.charAt(i))) {
-            i++;
+        while (i < text.length() && !breaksTheLine(text.codePointAt(i))) {
+            i += Character.charCount(text.codePointAt(i));
         }
         if (i == text.length()) {
             return text;
         }
         StringBuilder out = new StringBuilder(text.length() + 8).append(text, 0, i);
-        for (; i < text.length(); i++) {
-            char c = text.charAt(i);
+        while (i < text.length()) {
+            int c = text.codePointAt(i);
+            i += Character.charCount(c);
             if (!breaksTheLine(c)) {
-                out.append(c);
+                out.appendCodePoint(c);
             } else if (c == '\n') {
                 out.append("\\n");
             } else if (c == '\r') {
                 out.append("\\r");
             } else if (c == '\t') {
                 out.append("\\t");
+            } else if (c <= 0xFFFF) {
+                out.append(String.format("\\u%04x", c));
             } else {
-                out.append(String.format("\\u%04x", (int) c));
+                // a format character outside the basic plane (a tag, U+E0001)
+                out.append(String.format("\\u{%x}", c));
             }
         }
         return out.toString();
     }
 
-    private static boolean breaksTheLine(char c) {
+    private static boolean breaksTheLine(int c) {
         return Character.isISOControl(c) || c == '\u2028' || c == '\u2029' || Character.getType(c) == Character.FORMAT;
     }
 

@@ -220,27 +220,43 @@ public final class ConfigLoader {
 
     /**
      * The error for a {@code \U} escape the parser could not read as an int, at the first one
-     * whose code is 80000000 or more, without its digits; at the file's start if none is (the
-     * parser failed on a number for another reason).
+     * whose code is 80000000 or more and that is an escape inside a double-quoted value on its
+     * line (not {@code \\U...}, a backslash written out, nor in a comment or a plain value: an
+     * odd run of backslashes, after an odd count of unescaped quotes), without its digits; at the
+     * file's start with the same message if none is found so (a double-quoted value over several
+     * lines).
      */
     private static ConfigError escapeBeyondInt(String fileName, String text) {
         java.util.regex.Matcher escape = LONG_ESCAPE.matcher(text);
         String message = "invalid YAML: found an escape whose code is beyond Unicode (in a double-quoted value,"
                 + " write \\\\ for a backslash)";
         while (escape.find()) {
-            if (Character.digit(text.charAt(escape.start() + 2), 16) >= 8) {
-                int line = 1;
-                int lineStart = 0;
-                for (int i = 0; i < escape.start(); i++) {
-                    if (text.charAt(i) == '\n') {
-                        line++;
-                        lineStart = i + 1;
-                    }
-                }
-                return new ConfigError(fileName, line, text.codePointCount(lineStart, escape.start()) + 1, message);
+            int at = escape.start();
+            if (Character.digit(text.charAt(at + 2), 16) < 8) {
+                continue;
             }
+            int lineStart = text.lastIndexOf('\n', at) + 1;
+            int backslashes = 0;
+            boolean quoted = false;
+            for (int i = lineStart; i < at; i++) {
+                char c = text.charAt(i);
+                if (c == '"' && backslashes % 2 == 0) {
+                    quoted = !quoted;
+                }
+                backslashes = c == '\\' ? backslashes + 1 : 0;
+            }
+            if (!quoted || backslashes % 2 != 0) {
+                continue;
+            }
+            int line = 1;
+            for (int i = 0; i < lineStart; i++) {
+                if (text.charAt(i) == '\n') {
+                    line++;
+                }
+            }
+            return new ConfigError(fileName, line, text.codePointCount(lineStart, at) + 1, message);
         }
-        return new ConfigError(fileName, 1, 1, "invalid YAML (NumberFormatException)");
+        return new ConfigError(fileName, 1, 1, message);
     }
 
     /** One line, at the problem's position, without SnakeYAML's source snippet. */

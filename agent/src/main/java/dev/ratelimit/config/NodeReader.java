@@ -94,7 +94,8 @@ final class NodeReader {
         }
         BigInteger number = new BigInteger(value);
         if (number.compareTo(BigInteger.valueOf(min)) < 0 || number.compareTo(BigInteger.valueOf(max)) > 0) {
-            String limit = number.compareTo(LONG_MAX) > 0 ? " (too large)" : "";
+            String limit = number.compareTo(LONG_MAX) > 0 ? " (too large)"
+                    : number.compareTo(BigInteger.valueOf(Long.MIN_VALUE)) < 0 ? " (too small)" : "";
             errors.add(node, what + " must be " + range + ", not " + cut(value) + limit);
             return null;
         }
@@ -153,13 +154,19 @@ final class NodeReader {
      */
     static String quoted(String text) {
         return text.length() <= MAX_QUOTED ? "'" + text + "'"
-                : "'" + text.substring(0, MAX_QUOTED) + "...' (" + text.length() + " characters)";
+                : "'" + start(text) + "...' (" + text.codePointCount(0, text.length()) + " characters)";
     }
 
     /** {@code text} as a message gives it unquoted (a number, a path): cut as {@link #quoted} cuts. */
     static String cut(String text) {
         return text.length() <= MAX_QUOTED ? text
-                : text.substring(0, MAX_QUOTED) + "... (" + text.length() + " characters)";
+                : start(text) + "... (" + text.codePointCount(0, text.length()) + " characters)";
+    }
+
+    /** The first {@link #MAX_QUOTED} chars of {@code text}, one fewer rather than half a surrogate pair. */
+    private static String start(String text) {
+        int end = Character.isHighSurrogate(text.charAt(MAX_QUOTED - 1)) ? MAX_QUOTED - 1 : MAX_QUOTED;
+        return text.substring(0, end);
     }
 
     /**

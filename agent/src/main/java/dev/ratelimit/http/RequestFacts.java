@@ -60,9 +60,16 @@ final class RequestFacts implements RequestKeys {
         return httpPolicies;
     }
 
-    /** Whether {@code request} wraps the request these facts are of (see {@link ServletApi#wraps}). */
+    /**
+     * Whether {@code request} is a wrapper of the request these facts are of (see
+     * {@link ServletApi#wraps}) that asks for the same thing: the same method and URI. A wrapper
+     * with a URI or a method of its own is a sub-request (a batch endpoint's), counted as a
+     * request of its own (review of the change).
+     */
     boolean isWrappedBy(Object request) {
-        return api.wraps(request, this.request);
+        return api.wraps(request, this.request)
+                && java.util.Objects.equals(api.requestUri(request), api.requestUri(this.request))
+                && java.util.Objects.equals(api.method(request), api.method(this.request));
     }
 
     /** Records the request object an entry point inside the first one was given. */

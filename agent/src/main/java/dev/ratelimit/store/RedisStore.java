@@ -776,6 +776,7 @@ public final class RedisStore implements AutoCloseable {
                 "Redis at " + config.maskedUri() + " is not answering: " + cause.getMessage(), cause);
         if (!closed && down.compareAndSet(false, true)) {
             long started;
+            boolean logged;
             synchronized (outageLog) {
                 started = System.nanoTime();
                 downSince = started;
@@ -784,9 +785,12 @@ public final class RedisStore implements AutoCloseable {
                 // outage is the new store's to report, which sees it too (logged here, it had no
                 // end: the recovery of a replaced store is not logged)
                 outageLogged = !retired;
-                LOG.log(outageLogged ? Level.WARNING : Level.DEBUG, "rate-limit-agent: Redis at " + config.maskedUri()
-                        + " is not answering (" + cause.getMessage() + "); each rule follows its on-error until it is back");
+                logged = outageLogged;
             }
+            // logged outside the lock: a logger's own lock (Logback's appender) held by a thread
+            // whose limited call waits for this one would deadlock them
+            LOG.log(logged ? Level.WARNING : Level.DEBUG, "rate-limit-agent: Redis at " + config.maskedUri()
+                    + " is not answering (" + cause.getMessage() + "); each rule follows its on-error until it is back");
             storeThread("rate-limit-agent-redis-probe", () -> probeUntilUp(started)).start();
         }
         return failure;
@@ -815,16 +819,20 @@ public final class RedisStore implements AutoCloseable {
                 // the next call asks the connector for one
             }
             timeoutsInARow.set(0);
+            String line = null;
             synchronized (outageLog) {
                 outage = null;
                 down.set(false);
                 if (outageLogged) {
                     // not when a reload that replaced the store ended the outage in the log first
                     outageLogged = false;
-                    LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " answers again after "
+                    line = "rate-limit-agent: Redis at " + config.maskedUri() + " answers again after "
                             + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms; "
-                            + failedCalls.sumThenReset() + " calls followed on-error meanwhile");
+                            + failedCalls.sumThenReset() + " calls followed on-error meanwhile";
                 }
+            }
+            if (line != null) {
+                LOG.log(Level.WARNING, line);
             }
             return;
         }
@@ -880,17 +888,21 @@ public final class RedisStore implements AutoCloseable {
      * slow rules under a long timeout, may still find it closed and follow its on-error).
      */
     public void closeAfterCallsInFlight() {
+        String line = null;
         synchronized (outageLog) {
             retired = true;
             if (outageLogged) {
                 // its outage line had no end: the new store says nothing of an outage it did not
                 // see begin, and this one does not log its recovery (Redis review, thirty-second round)
                 outageLogged = false;
-                LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " was not answering for "
+                line = "rate-limit-agent: Redis at " + config.maskedUri() + " was not answering for "
                         + Duration.ofNanos(System.nanoTime() - downSince).toMillis() + " ms when a reload replaced its"
                         + " store; " + failedCalls.sumThenReset() + " calls followed on-error meanwhile. The new store"
-                        + " logs its own outages from now on");
+                        + " logs its own outages from now on";
             }
+        }
+        if (line != null) {
+            LOG.log(Level.WARNING, line);
         }
         long delayMillis = Math.min(60_000, Math.max(1_000, 10 * (timeoutNanos / 1_000_000)));
         AgentThreads.daemon("rate-limit-agent-redis-retire", () -> {

@@ -622,6 +622,11 @@ class ConfigLoaderTest {
                 .endsWith("(1000000 characters) (too large)"));
         assertTrue(errors("version: 1\nrules:\n  - name: a\n    limit: -" + nines + "\n    window: 1s\n").get(0)
                 .endsWith("(1000001 characters) (too small)"));
+        assertTrue(errors("version: 1\nrules:\n  - name: a\n    limit: -9999999999999999999\n    window: 1s\n").get(0)
+                .endsWith("not -9999999999999999999 (too small)"));
+        // a cut never splits a surrogate pair, and counts characters, not UTF-16 units
+        String emoji = "a".repeat(63) + "\uD83D\uDE00" + "b".repeat(10);
+        assertEquals("'" + "a".repeat(63) + "...' (74 characters)", NodeReader.quoted(emoji));
         // leading zeros are not digits of the number
         assertEquals(5, parse("version: 1\nrules:\n  - name: a\n    limit: 0000000000000000000000005\n    window: 1s\n")
                 .rule("a").orElseThrow().limits().get(0).limit());
@@ -662,6 +667,9 @@ class ConfigLoaderTest {
     void invisibleCharactersInAMessageAreWrittenAsEscapes() {
         assertEquals(List.of("rules.yaml:2:1: unknown key '\\ufeffrules' (did you mean 'rules'?)"),
                 errors("version: 1\n\uFEFFrules: []\n"));
+        // one outside the basic plane too (a tag character, U+E0001)
+        assertEquals(List.of("rules.yaml:2:1: unknown key '\\u{e0001}rules' (did you mean 'rules'?)"),
+                errors("version: 1\n\uDB40\uDC01rules: []\n"));
         List<String> rtl = errors("version: 1\nrules:\n  - name: a\u202Eb\n    limit: 1\n    window: 1s\n");
         assertEquals(1, rtl.size(), rtl::toString);
         assertTrue(rtl.get(0).contains("'a\\u202eb'"), rtl.get(0));
@@ -721,6 +729,14 @@ class ConfigLoaderTest {
             assertTrue(found.get(0).contains("found an escape whose code is beyond Unicode"), code + ": " + found.get(0));
             assertFalse(found.get(0).contains(code.substring(2)) || found.get(0).contains("q1w2"), code + ": " + found.get(0));
         }
+
+        // the escape is found where it is one: not in a comment, nor a backslash written out
+        // (review of the change: 2:3 and 2:6 were named)
+        List<String> placed = errors("version: 1\n# \\U9abcdef0 in a comment\nx: \"\\\\U9ABCDEF0\"\nexempt:\n"
+                + "  header: X-Token\n  tokens:\n    - \"Zk3\\U9F8E7D6Cq1w2\"\n");
+        assertEquals(1, placed.size(), placed::toString);
+        assertTrue(placed.get(0).startsWith("rules.yaml:7:11: invalid YAML: found an escape whose code is beyond Unicode"),
+                placed.get(0));
 
         // the scanner names the character it stopped at: one or two of a value
         for (String value : new String[] {"\"SECRETab\\qSECRET\"", "|SECRET", "!<tag:%zzSECRET> x", "!\u00e9SECRET x"}) {

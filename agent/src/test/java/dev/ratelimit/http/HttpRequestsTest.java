@@ -1043,4 +1043,107 @@ class HttpRequestsTest {
         assertEquals("ann", facts.principal());
         assertFalse(facts.exempt());
     }
+
+    /** A wrapper of the request that keeps attributes of its own, and may ask for another URI. */
+    static final class OwnAttributes extends javax.servlet.http.HttpServletRequestWrapper {
+        private final Map<String, Object> attributes = new java.util.HashMap<>();
+        private final String uri;
+
+        OwnAttributes(Object request, String uri) {
+            super((javax.servlet.http.HttpServletRequest) request);
+            this.uri = uri;
+        }
+
+        @Override
+        public Object getAttribute(String name) {
+            return attributes.get(name);
+        }
+
+        @Override
+        public void setAttribute(String name, Object value) {
+            attributes.put(name, value);
+        }
+
+        @Override
+        public String getRequestURI() {
+            return uri == null ? super.getRequestURI() : uri;
+        }
+
+        @Override
+        public String getServletPath() {
+            return uri == null ? super.getServletPath() : uri;
+        }
+
+        @Override
+        public String getPathInfo() {
+            return uri == null ? super.getPathInfo() : null;
+        }
+    }
+
+    /**
+     * A wrapper of the request being served that hides the agent's mark (attributes of its own)
+     * is the same request when it asks for the same URI and method: not counted again (a client
+     * had half its limit). One with a URI of its own is a sub-request (a batch endpoint's), counted
+     * under its own path (servlet review and its review, thirty-third round).
+     */
+    @org.junit.jupiter.api.Test
+    void aWrapperHidingTheMarkIsTheSameRequestUnlessItAsksForAnotherUri() throws Exception {
+        FakeServlet outer = new FakeServlet("javax.servlet");
+        outer.uri = "/other";
+        Object outerFacts = gate.enter(outer.request, outer.response);
+        assertNotNull(outerFacts);
+        assertNull(gate.enter(new OwnAttributes(outer.request, null), outer.response), "the same request");
+        OwnAttributes sub = new OwnAttributes(outer.request, "/api/strict/x");
+        Object subFacts = gate.enter(sub, outer.response);
+        assertNotNull(subFacts, "a sub-request of its own");
+        assertEquals(1, rules.get("counted-always").metrics().allowed(), "counted under its own path");
+        gate.exit(sub, outer.response, subFacts, null);
+        gate.exit(outer.request, outer.response, outerFacts, null);
+    }
+
+    /**
+     * The error page (an ERROR dispatch) or the page forwarded to (a FORWARD) of a request no entry
+     * point saw (the container answered it itself) is its first entry point: counted under the URI
+     * the client asked for, its context path stripped and its dot segments resolved, and rejected
+     * with a 429 over the limit (servlet review, thirty-third round). A URI attribute that is not
+     * text counts nothing.
+     */
+    @org.junit.jupiter.api.Test
+    void theFirstDispatchOfARequestTheContainerAnsweredIsCountedByTheUriAskedFor() throws Exception {
+        List<Integer> statuses = new ArrayList<>();
+        List<Boolean> rejected = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            FakeServlet error = new FakeServlet("javax.servlet");
+            error.dispatcherType = "ERROR";
+            error.uri = "/error-page";
+            error.attributes.put("javax.servlet.error.request_uri", "/api/strict/secret");
+            Object entered = gate.enter(error.request, error.response);
+            rejected.add(entered == RateLimitBridge.REJECTED);
+            statuses.add(error.status);
+            if (entered != null && entered != RateLimitBridge.REJECTED) {
+                gate.exit(error.request, error.response, entered, null);
+            }
+        }
+        assertEquals(List.of(false, true), rejected);
+        assertEquals(429, statuses.get(1));
+        assertEquals(1, rules.get("counted-always").metrics().allowed());
+
+        FakeServlet forward = new FakeServlet("javax.servlet");
+        forward.dispatcherType = "FORWARD";
+        forward.contextPath = "/ctx";
+        forward.uri = "/ctx/login-error";
+        forward.remoteAddr = "192.0.2.11";
+        forward.attributes.put("javax.servlet.forward.request_uri", "/ctx/api/x/../users/y");
+        Object entered = gate.enter(forward.request, forward.response);
+        assertNotNull(entered);
+        assertEquals(3, rules.get("api").metrics().allowed(), "counted by the rule of /api/users/y (and the two above)");
+        gate.exit(forward.request, forward.response, entered, null);
+
+        FakeServlet odd = new FakeServlet("javax.servlet");
+        odd.dispatcherType = "ERROR";
+        odd.attributes.put("javax.servlet.error.request_uri", new StringBuilder("/api/x"));
+        odd.remoteAddr = "192.0.2.12";
+        assertNull(gate.enter(odd.request, odd.response));
+        assertEquals(3, rules.get("api").metrics().allowed());
+    }
 }
