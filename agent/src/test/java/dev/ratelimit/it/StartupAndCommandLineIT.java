@@ -68,6 +68,24 @@ class StartupAndCommandLineIT {
         assertTrue(result.stderr.contains("WITHOUT the rules"), result::toString);
     }
 
+    /**
+     * A trusted-proxies block covering every address starts (it is valid) with a warning that every
+     * client can choose its key (review of the thirty-third round); check says so too
+     * (CheckCommandTest).
+     */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void trustingEveryAddressStartsWithAWarning(Path jdk) throws Exception {
+        Path rules = file("open.yaml", "version: 1\nclient:\n  trusted-proxies: [\"::/0\", 0.0.0.0/0]\nrules: []\n");
+        ForkedJvm.Result result = ForkedJvm.run(jdk, List.of("-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                "-cp", ForkedJvm.applicationClassPath(), "dev.ratelimit.fixture.FixtureMain", "started"),
+                Duration.ofMinutes(1));
+        assertEquals(0, result.exitCode, result::toString);
+        assertEquals("true", result.results().get("started"), result::toString);
+        assertTrue(result.stderr.contains("WARNING: rate-limit-agent: client.trusted-proxies trusts every address"
+                + " (::/0, 0.0.0.0/0): any client can choose its client-ip key"), result::toString);
+    }
+
     @ParameterizedTest
     @MethodSource("jdks")
     void aMissingRuleFileIsAConfigError(Path jdk) throws Exception {
