@@ -76,9 +76,10 @@ final class RuleFileReader {
                         errors.throwIfAny();
                     }
                 } else {
-                    // a number is shown (1.0, which read "not a number"); text is not: it may be a token
+                    // a decimal is shown (1.0, which read "not a number"); text is not: it may be a token
                     errors.add(value, "version must be the number 1, not " + (value instanceof ScalarNode
-                            && value.getTag().equals(Tag.FLOAT) ? NodeReader.cut(((ScalarNode) value).getValue())
+                            && value.getTag().equals(Tag.FLOAT)
+                            ? "the decimal " + NodeReader.cut(((ScalarNode) value).getValue())
                             : NodeReader.describe(value)));
                 }
                 return;

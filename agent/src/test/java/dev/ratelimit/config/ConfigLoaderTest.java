@@ -707,7 +707,10 @@ class ConfigLoaderTest {
     /** {@code version: 1.0} read "version must be the number 1, not a number" (review of the thirty-third round). */
     @Test
     void aVersionWrittenAsADecimalIsShown() {
-        assertEquals(List.of("rules.yaml:1:10: version must be the number 1, not 1.0"), errors("version: 1.0\nrules: []\n"));
+        assertEquals(List.of("rules.yaml:1:10: version must be the number 1, not the decimal 1.0"),
+                errors("version: 1.0\nrules: []\n"));
+        assertEquals(List.of("rules.yaml:1:10: version must be the number 1, not the decimal 1"),
+                errors("version: !!float 1\nrules: []\n"));
     }
 
     /** The parser's message once went on with the characters after a bad escape: up to 8 of a token. */

@@ -343,7 +343,30 @@ class SchemaAndExamplesTest {
                         "limit must be a whole number"),
                 Arguments.of("a missing environment variable",
                         "version: 1\nexempt:\n  header: X-Internal-Token\n  tokens: [\"${env:NOT_SET_ANYWHERE}\"]\n",
-                        "environment variable NOT_SET_ANYWHERE is not set"));
+                        "environment variable NOT_SET_ANYWHERE is not set"),
+                // the schema sees the integer YAML makes of these (1, 0, a number); the loader
+                // takes a rule name as written, and wants a whole number in plain decimal digits
+                // (review of the thirty-third round)
+                Arguments.of("a signed number as a rule name", "version: 1\nrules:\n  - {name: +1, limit: 1, window: 1s}\n",
+                        "invalid rule name '+1'"),
+                Arguments.of("a negative zero as a rule name", "version: 1\nrules:\n  - {name: -0, limit: 1, window: 1s}\n",
+                        "invalid rule name '-0'"),
+                Arguments.of("a number of 256 digits as a rule name",
+                        "version: 1\nrules:\n  - {name: " + "1".repeat(256) + ", limit: 1, window: 1s}\n",
+                        "expected 1 to 255 letters"),
+                Arguments.of("a version with a leading zero", "version: 01\nrules: []\n", "this file is version 01"),
+                Arguments.of("a version with a plus sign", "version: +1\nrules: []\n", "this file is version +1"),
+                Arguments.of("a version tagged as a decimal", "version: !!float 1\nrules: []\n",
+                        "version must be the number 1, not the decimal 1"),
+                Arguments.of("an IPv6 prefix written in hex", "version: 1\nclient:\n  ipv6-prefix: 0x40\n",
+                        "client.ipv6-prefix must be a whole number"),
+                Arguments.of("an IPv6 prefix written as a decimal", "version: 1\nclient:\n  ipv6-prefix: 64.0\n",
+                        "client.ipv6-prefix must be a whole number"),
+                Arguments.of("max-keys in exponent notation", "version: 1\nstore:\n  max-keys: 1e3\n",
+                        "store.max-keys must be a whole number"),
+                // the schema's pattern takes any bracketed hexadecimal text for an IPv6 host
+                Arguments.of("a redis uri with a bracketed host that is no IPv6 address",
+                        "version: 1\nstore:\n  redis:\n    uri: \"redis://[1:2]\"\n", "is not a valid URI"));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -373,7 +396,24 @@ class SchemaAndExamplesTest {
                 Arguments.of("true as a rule name", "version: 1\nrules:\n  - {name: true, limit: 1, window: 1s}\n"),
                 Arguments.of("a decimal as a rule name", "version: 1\nrules:\n  - {name: 1.5, limit: 1, window: 1s}\n"),
                 Arguments.of("a redis uri entirely from the environment",
-                        "version: 1\nstore:\n  type: redis\n  redis:\n    uri: ${env:REDIS_URL}\n"));
+                        "version: 1\nstore:\n  type: redis\n  redis:\n    uri: ${env:REDIS_URL}\n"),
+                // the loader reads these scalars as their text, as it reads a rule name of 404;
+                // the schema wants strings (review of the thirty-third round)
+                Arguments.of("a number as the exempt header",
+                        "version: 1\nexempt:\n  header: 5\n  tokens: [abcdefghijklmnop1234]\n"),
+                Arguments.of("a number as the redis key prefix",
+                        "version: 1\nstore:\n  redis:\n    uri: redis://h\n    key-prefix: 5\n"),
+                Arguments.of("a boolean as an HTTP method",
+                        "version: 1\nrules:\n  - {name: a, match: {http: {path: /a, methods: [true]}}, limit: 1, window: 1s}\n"),
+                Arguments.of("a number as a literal token",
+                        "version: 1\nexempt:\n  header: X-T\n  tokens: [1234567890123456789]\n"),
+                // leading zeros before a unit; the schema's patterns refuse them (01s above)
+                Arguments.of("a redis timeout with a leading zero",
+                        "version: 1\nstore:\n  redis:\n    uri: redis://h\n    timeout: 050ms\n"),
+                Arguments.of("a window with a leading zero", "version: 1\nrules:\n  - {name: a, limit: 1, window: 0500ms}\n"),
+                // an IPv6 zone in a redis uri's host; the schema's host pattern has no '%'
+                Arguments.of("a redis uri with an IPv6 zone",
+                        "version: 1\nstore:\n  redis:\n    uri: \"redis://[fe80::1%25eth0]\"\n"));
     }
 
     @ParameterizedTest(name = "{0}")
