@@ -287,6 +287,17 @@ public final class ConfigLoader {
             java.util.regex.Pattern.compile("'?[^\\s']{1,2}'? ?\\(\\d+\\)");
 
     private static String withoutNames(String problem) {
+        // the parser's words for the commonest slips, with what to do about them (review of the
+        // thirty-third round: "parser jargon with no hint")
+        if (problem.startsWith("mapping values are not allowed here")) {
+            return problem + " (check this line's indentation, or quote a value that holds ': ')";
+        }
+        if (problem.startsWith("expected <block end>")) {
+            return problem + " (check this line's indentation against the lines above)";
+        }
+        if (problem.startsWith("found character '\\t(TAB)'")) {
+            return "found a tab (indent with spaces: YAML does not allow tabs there)";
+        }
         if (problem.startsWith("found undefined alias")) {
             return "found undefined alias (a value starting with '*' must be quoted)";
         }

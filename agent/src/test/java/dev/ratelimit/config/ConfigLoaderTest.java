@@ -704,6 +704,19 @@ class ConfigLoaderTest {
                 errors("version: 1\nrules: [{name: a, limit: 1,\n  window: 1s\n"));
     }
 
+    /** The parser's words for the commonest slips come with what to do (review of the thirty-third round). */
+    @org.junit.jupiter.api.Test
+    void theCommonestSyntaxSlipsSayWhatToDo() {
+        assertEquals(List.of("rules.yaml:4:16: invalid YAML: mapping values are not allowed here (check this line's"
+                + " indentation, or quote a value that holds ': ')"),
+                errors("version: 1\nrules:\n  - name: a\n    key: header: X\n"));
+        assertEquals(List.of("rules.yaml:4:4: invalid YAML: while parsing a block collection, expected <block end>, but"
+                + " found '<block mapping start>' (check this line's indentation against the lines above)"),
+                errors("version: 1\nrules:\n  - name: a\n   limit: 1\n"));
+        assertEquals(List.of("rules.yaml:2:1: invalid YAML: while scanning for the next token, found a tab (indent with"
+                + " spaces: YAML does not allow tabs there)"), errors("version: 1\n\trules: []\n"));
+    }
+
     /** {@code version: 1.0} read "version must be the number 1, not a number" (review of the thirty-third round). */
     @Test
     void aVersionWrittenAsADecimalIsShown() {
