@@ -101,6 +101,10 @@ public final class ConfigLoader {
      */
     public static byte[] read(Path file) throws ConfigException {
         String fileName = file.toString();
+        if (fileName.isBlank()) {
+            // Path.of("") is the working directory: "is a directory" said nothing of the empty name
+            throw failure(fileName, "no rule file was named (the path is empty)");
+        }
         byte[] bytes;
         try {
             if (Files.isDirectory(file)) {
@@ -114,7 +118,10 @@ public final class ConfigLoader {
             }
             bytes = readAtMost(file, MAX_FILE_SIZE);
         } catch (NoSuchFileException e) {
-            throw failure(fileName, "the rule file does not exist");
+            // a relative path (the default ratelimit.yaml, say) is named with the directory it was
+            // looked for in: the process's working directory (review of the thirty-third round)
+            throw failure(fileName, "the rule file does not exist" + (file.isAbsolute() ? ""
+                    : " (looked for in " + file.toAbsolutePath().getParent() + ")"));
         } catch (IOException | SecurityException e) {
             throw failure(fileName, "cannot read the rule file (" + e.getClass().getSimpleName() + ")");
         }

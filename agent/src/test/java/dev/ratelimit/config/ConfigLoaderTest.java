@@ -704,6 +704,23 @@ class ConfigLoaderTest {
                 errors("version: 1\nrules: [{name: a, limit: 1,\n  window: 1s\n"));
     }
 
+    /**
+     * A missing rule file given by a relative path names the directory it was looked for in, and an
+     * empty or blank path says so (it read "is a directory": the working directory); review of the
+     * thirty-third round.
+     */
+    @org.junit.jupiter.api.Test
+    void aMissingRelativeFileNamesTheDirectoryAndAnEmptyPathSaysSo() {
+        ConfigException relative = assertThrows(ConfigException.class,
+                () -> ConfigLoader.read(Path.of("no-such-rules-file.yaml")));
+        assertEquals("no-such-rules-file.yaml:1:1: the rule file does not exist (looked for in "
+                + Path.of("").toAbsolutePath() + ")", relative.errors().get(0).format());
+        for (String blank : new String[] {"", " "}) {
+            ConfigException empty = assertThrows(ConfigException.class, () -> ConfigLoader.read(Path.of(blank)));
+            assertEquals(blank + ":1:1: no rule file was named (the path is empty)", empty.errors().get(0).format());
+        }
+    }
+
     /** The parser's words for the commonest slips come with what to do (review of the thirty-third round). */
     @org.junit.jupiter.api.Test
     void theCommonestSyntaxSlipsSayWhatToDo() {
