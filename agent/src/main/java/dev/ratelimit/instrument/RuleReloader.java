@@ -77,7 +77,10 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
     @Override
     public void rejected(List<ConfigError> errors) {
         settle("invalid (" + ConfigException.count(errors.size()) + "); the previous rules stay in force");
-        LOG.log(Level.ERROR, "rate-limit-agent: the edited rule file is invalid; the previous rules stay in force:\n"
+        // the rule file, or a token file it names (each error names its file): "the edited rule
+        // file" was said of a token file's change too (review of the thirty-third round)
+        LOG.log(Level.ERROR, "rate-limit-agent: after a change to the rule file or a token file it names, the rules"
+                + " are invalid; the previous rules stay in force:\n"
                 + errors.stream().map(ConfigError::format).collect(Collectors.joining("\n")));
     }
 

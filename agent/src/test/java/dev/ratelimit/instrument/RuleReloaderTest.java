@@ -47,4 +47,20 @@ class RuleReloaderTest {
         assertEquals("started with 1 rule", RuleReloader.startOutcome(one));
         assertEquals("1 rule: a (named)", new RuleBook(one, LimiterFactory.of(one.store()), null, () -> { }).describe());
     }
+
+    /**
+     * A refused reload's log line does not say the rule file was edited: a token file it names may
+     * be what changed, and each error names its own file (review of the thirty-third round).
+     */
+    @Test
+    void aRefusedReloadSaysTheRuleFileOrATokenFileChanged() {
+        RuleReloader reloader = new RuleReloader(null, Path.of("rules.yaml"));
+        try (dev.ratelimit.testing.LogCapture capture = dev.ratelimit.testing.LogCapture.open()) {
+            reloader.rejected(List.of(new dev.ratelimit.config.ConfigError("tokens/internal", 1, 1,
+                    "token file tokens/internal is empty; it must hold the internal token")));
+            assertEquals(List.of("rate-limit-agent: after a change to the rule file or a token file it names, the rules"
+                    + " are invalid; the previous rules stay in force:\ntokens/internal:1:1: token file tokens/internal"
+                    + " is empty; it must hold the internal token"), capture.messages());
+        }
+    }
 }
