@@ -101,7 +101,7 @@ public final class ConfigLoader {
      */
     public static byte[] read(Path file) throws ConfigException {
         String fileName = file.toString();
-        if (fileName.isBlank()) {
+        if (fileName.isEmpty()) {
             // Path.of("") is the working directory: "is a directory" said nothing of the empty name
             throw failure(fileName, "no rule file was named (the path is empty)");
         }
@@ -121,7 +121,7 @@ public final class ConfigLoader {
             // a relative path (the default ratelimit.yaml, say) is named with the directory it was
             // looked for in: the process's working directory (review of the thirty-third round)
             throw failure(fileName, "the rule file does not exist" + (file.isAbsolute() ? ""
-                    : " (looked for in " + file.toAbsolutePath().getParent() + ")"));
+                    : " (looked for in " + file.toAbsolutePath().normalize().getParent() + ")"));
         } catch (IOException | SecurityException e) {
             throw failure(fileName, "cannot read the rule file (" + e.getClass().getSimpleName() + ")");
         }
@@ -245,14 +245,25 @@ public final class ConfigLoader {
             int lineStart = text.lastIndexOf('\n', at) + 1;
             int backslashes = 0;
             boolean quoted = false;
-            for (int i = lineStart; i < at; i++) {
+            boolean singleQuoted = false;
+            boolean comment = false;
+            for (int i = lineStart; i < at && !comment; i++) {
                 char c = text.charAt(i);
-                if (c == '"' && backslashes % 2 == 0) {
-                    quoted = !quoted;
+                if (singleQuoted) {
+                    // '' inside single quotes is a quote: it closes and opens again
+                    singleQuoted = c != '\'';
+                } else if (quoted) {
+                    quoted = !(c == '"' && backslashes % 2 == 0);
+                } else if (c == '"') {
+                    quoted = true;
+                } else if (c == '\'') {
+                    singleQuoted = true;
+                } else if (c == '#' && (i == lineStart || Character.isWhitespace(text.charAt(i - 1)))) {
+                    comment = true;
                 }
                 backslashes = c == '\\' ? backslashes + 1 : 0;
             }
-            if (!quoted || backslashes % 2 != 0) {
+            if (!quoted || comment || backslashes % 2 != 0) {
                 continue;
             }
             int line = 1;
@@ -270,14 +281,42 @@ public final class ConfigLoader {
     private static ConfigError syntaxError(String fileName, MarkedYamlEngineException e) {
         String problem = e.getProblem() == null ? "syntax error" : withoutNames(firstLine(e.getProblem()));
         String context = firstLine(e.getContext());
-        context = context.isEmpty() ? "" : context + ", ";
         // a quote or a bracket never closed is found at the end of the file: the place it opened
-        // (the context's mark) is the one to fix (review of the thirty-third round)
-        boolean atTheEnd = problem.contains("end of stream") || problem.contains("<stream end>");
-        Optional<Mark> where = atTheEnd && e.getContextMark().isPresent() ? e.getContextMark()
-                : e.getProblemMark().or(e::getContextMark);
-        return at(fileName, where, "invalid YAML: " + context + problem + (atTheEnd && e.getContextMark().isPresent()
-                ? " (it opens here and is not closed)" : ""));
+        // (the context's mark) is the one to fix (review of the thirty-third round); only for a
+        // quoted value or a flow collection, whose context mark is where it opens
+        boolean unclosed = (problem.contains("end of stream") || problem.contains("<stream end>"))
+                && e.getContextMark().isPresent()
+                && (context.startsWith("while scanning a quoted scalar")
+                        || context.startsWith("while scanning a double-quoted scalar")
+                        || context.startsWith("while scanning a single-quoted scalar")
+                        || context.startsWith("while parsing a flow sequence")
+                        || context.startsWith("while parsing a flow mapping"));
+        Optional<Mark> where = unclosed ? e.getContextMark() : e.getProblemMark().or(e::getContextMark);
+        if (problem.startsWith("expected <block end>") && where.isPresent()) {
+            // the indentation hint where the problem is a line's first token; elsewhere on the
+            // line something follows a value ('it''s' written 'it's', "a" b)
+            problem += startsItsLine(e.getProblemMark().orElse(where.get()))
+                    ? " (check this line's indentation against the lines above)"
+                    : " (something follows a value on this line: quote the whole value, and write '' for a ' inside"
+                            + " single quotes)";
+        }
+        context = context.isEmpty() ? "" : context + ", ";
+        return at(fileName, where, "invalid YAML: " + context + problem + (unclosed ? " (it opens here and is not closed)" : ""));
+    }
+
+    /** Whether only blanks come before {@code mark} on its line (the parser's marks keep the line's text). */
+    private static boolean startsItsLine(Mark mark) {
+        int[] buffer = mark.getBuffer();
+        int pointer = mark.getPointer();
+        if (buffer == null || pointer > buffer.length) {
+            return true;
+        }
+        for (int i = pointer - 1; i >= 0 && buffer[i] != '\n' && buffer[i] != '\r'; i--) {
+            if (buffer[i] != ' ') {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** An error at {@code mark}, or at the file's start when there is none. */
@@ -299,9 +338,6 @@ public final class ConfigLoader {
         if (problem.startsWith("mapping values are not allowed here")) {
             return problem + " (check this line's indentation, or quote a value that holds ': ')";
         }
-        if (problem.startsWith("expected <block end>")) {
-            return problem + " (check this line's indentation against the lines above)";
-        }
         if (problem.startsWith("found character '\\t(TAB)'")) {
             return "found a tab (indent with spaces: YAML does not allow tabs there)";
         }
@@ -313,7 +349,7 @@ public final class ConfigLoader {
                     + " (a value starting with '!' must be quoted)";
         }
         int found = problem.indexOf(", but found");
-        if (problem.startsWith("found unknown escape character")) {
+        if (problem.matches("found unknown escape character [0-9A-Fa-f]{8}")) {
             // the parser goes on with the escape's 8 hexadecimal digits: 8 characters of a token
             // (\U with a code beyond Unicode; review of the thirty-third round)
             return "found an escape whose code is beyond Unicode (in a double-quoted value, write \\\\ for a"

@@ -76,9 +76,12 @@ final class RuleFileReader {
                         errors.throwIfAny();
                     }
                 } else {
-                    // a decimal is shown (1.0, which read "not a number"); text is not: it may be a token
-                    errors.add(value, "version must be the number 1, not " + (value instanceof ScalarNode
-                            && value.getTag().equals(Tag.FLOAT)
+                    // a decimal is shown (1.0, which read "not a number"); text is not, even tagged
+                    // !!float: it may be a token
+                    boolean decimal = value instanceof ScalarNode && value.getTag().equals(Tag.FLOAT)
+                            && ((ScalarNode) value).getValue().matches(
+                                    "[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN)");
+                    errors.add(value, "version must be the number 1, not " + (decimal
                             ? "the decimal " + NodeReader.cut(((ScalarNode) value).getValue())
                             : NodeReader.describe(value)));
                 }
