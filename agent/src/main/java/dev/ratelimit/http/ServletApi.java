@@ -70,8 +70,7 @@ final class ServletApi {
         requestDispatch = api.dispatcherType == null ? null : constant(api.dispatcherType, "REQUEST");
         errorDispatch = api.dispatcherType == null ? null : constant(api.dispatcherType, "ERROR");
         forwardDispatch = api.dispatcherType == null ? null : constant(api.dispatcherType, "FORWARD");
-        String name = request.getName();
-        String namespace = name.substring(0, name.length() - ".http.HttpServletRequest".length());
+        String namespace = api.namespace;
         errorRequestUri = namespace + ".error.request_uri";
         forwardRequestUri = namespace + ".forward.request_uri";
         Class<?> wrapper;

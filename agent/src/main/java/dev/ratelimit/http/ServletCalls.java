@@ -34,6 +34,8 @@ public abstract class ServletCalls {
     /** One servlet API, found in the request interface's loader: the method it calls for each of ours. */
     static final class Api {
         final Class<?> request;
+        /** {@code jakarta.servlet} or {@code javax.servlet}: the API's package. */
+        final String namespace;
         /** Null on Servlet 2.x, which has no dispatcher types. */
         final Class<?> dispatcherType;
         /**
@@ -50,6 +52,7 @@ public abstract class ServletCalls {
             Class<?> servletRequest = Class.forName(namespace + ".ServletRequest", false, loader);
             Class<?> servletResponse = Class.forName(namespace + ".ServletResponse", false, loader);
             this.request = request;
+            this.namespace = namespace;
             dispatcherType = dispatcherEnum(namespace, loader);
             targets.put("method", request.getMethod("getMethod"));
             targets.put("requestUri", request.getMethod("getRequestURI"));
