@@ -97,10 +97,10 @@ final class RuleFileReader {
             return ExemptConfig.disabled();
         }
         String header = null;
-        if (!exempt.has("header")) {
+        if (exempt.lacks("header")) {
             errors.add(exempt.node(), "exempt needs a header: the request header that carries the token,"
                     + " such as X-Internal-Token");
-        } else {
+        } else if (exempt.has("header")) {
             String text = reader.text(exempt.get("header"), "exempt.header");
             if (text != null && !HttpTokens.isToken(text)) {
                 errors.add(exempt.get("header"), "exempt.header must be an HTTP header name (letters, digits"
@@ -110,9 +110,9 @@ final class RuleFileReader {
             }
         }
         List<TokenSource> sources = new ArrayList<>();
-        if (!exempt.has("tokens")) {
+        if (exempt.lacks("tokens")) {
             errors.add(exempt.node(), "exempt needs tokens: a list of ${env:NAME}, ${file:PATH} or sha256:HEX");
-        } else {
+        } else if (exempt.has("tokens")) {
             List<Node> items = reader.list(exempt.get("tokens"), "exempt.tokens");
             if (items != null && items.isEmpty()) {
                 errors.add(exempt.get("tokens"), "exempt.tokens is empty; give at least one token,"
@@ -182,7 +182,7 @@ final class RuleFileReader {
         }
         RedisConfig redis = store.has("redis") ? readRedis(store.get("redis")) : null;
         if (type == StoreConfig.Type.REDIS && redis == null) {
-            if (!store.has("redis")) {
+            if (store.lacks("redis")) {
                 errors.add(store.get("type"), "type: redis needs a store.redis section with at least a uri");
             }
             // the error is recorded (here or in the section), so the file is refused; carry on checking
@@ -197,9 +197,9 @@ final class RuleFileReader {
             return null;
         }
         String uri = null;
-        if (!redis.has("uri")) {
+        if (redis.lacks("uri")) {
             errors.add(redis.node(), "store.redis needs a uri, such as redis://127.0.0.1:6379/0");
-        } else {
+        } else if (redis.has("uri")) {
             String text = reader.text(redis.get("uri"), "store.redis.uri");
             String substituted = text == null ? null
                     : tokens.substituteEnvironment(redis.get("uri"), text, "store.redis.uri");

@@ -51,9 +51,9 @@ final class RuleReader {
         }
         String name = null;
         Node nameNode = null;
-        if (!rule.has("name")) {
+        if (rule.lacks("name")) {
             errors.add(rule.node(), "rule " + number + " needs a name");
-        } else {
+        } else if (rule.has("name")) {
             String text = reader.text(rule.get("name"), "name");
             if (text != null) {
                 try {
@@ -77,7 +77,7 @@ final class RuleReader {
                 http = readHttp(match.get("http"));
             } else if (match != null && match.has("method")) {
                 method = readMethod(match.get("method"));
-            } else if (match != null) {
+            } else if (match != null && match.lacks("http") && match.lacks("method")) {
                 errors.add(rule.get("match"), "match needs http (requests) or method (Class#method);"
                         + " leave match out for a rule named by @RateLimited");
             }
@@ -142,15 +142,16 @@ final class RuleReader {
     }
 
     private HttpMatch readHttp(Node node) {
+        // counted before the mapping is read: a misspelt path (pth:) is reported there, not below
+        int errorsBefore = errors.size();
         YamlMapping http = reader.mapping(node, "match.http", HTTP_KEYS);
         if (http == null) {
             return null;
         }
-        int errorsBefore = errors.size();
         List<String> paths = new ArrayList<>();
-        if (!http.has("path")) {
+        if (http.lacks("path")) {
             errors.add(http.node(), "match.http needs a path, such as /api/** (or a list of paths)");
-        } else {
+        } else if (http.has("path")) {
             for (Node item : nonEmpty(http.get("path"), "match.http.path")) {
                 String path = reader.text(item, "match.http.path");
                 if (path != null) {
@@ -265,8 +266,13 @@ final class RuleReader {
             return limits;
         }
         if (!single) {
-            errors.add(rule.node(), label + " needs a limit and a window (limit: 100, window: 1m),"
-                    + " or limits (a list of them)");
+            if (rule.lacks("limit") && rule.lacks("window") && rule.lacks("limits")) {
+                errors.add(rule.node(), label + " needs a limit and a window (limit: 100, window: 1m),"
+                        + " or limits (a list of them)");
+            } else if (rule.lacks("limits")) {
+                // limit or window misspelt (reported as such): still say if the other is missing
+                readLimit(rule, label);
+            }
             return List.of();
         }
         LimitSpec limit = readLimit(rule, label);
@@ -278,10 +284,13 @@ final class RuleReader {
         Long limit = mapping.has("limit") ? reader.wholeNumber(mapping.get("limit"), "limit", 1, Long.MAX_VALUE) : null;
         Duration window = mapping.has("window") ? reader.duration(mapping.get("window"), "window") : null;
         if (!mapping.has("limit") || !mapping.has("window")) {
-            String missing = mapping.has("limit") ? "window" : "limit";
-            String present = mapping.has("limit") ? "limit" : "window";
-            Node at = mapping.has(present) ? mapping.keyNode(present) : mapping.node();
-            errors.add(at, label + " needs both limit and window; " + missing + " is missing");
+            // a key misspelt (limt:) was reported with a suggestion; say only what is really missing
+            String missing = mapping.lacks("limit") ? "limit" : mapping.lacks("window") ? "window" : null;
+            if (missing != null) {
+                String present = missing.equals("limit") ? "window" : "limit";
+                Node at = mapping.has(present) ? mapping.keyNode(present) : mapping.node();
+                errors.add(at, label + " needs both limit and window; " + missing + " is missing");
+            }
             return null;
         }
         return limit == null || window == null ? null : new LimitSpec(limit, window);

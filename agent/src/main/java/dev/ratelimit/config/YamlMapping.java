@@ -1,8 +1,10 @@
 package dev.ratelimit.config;
 
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
 import org.snakeyaml.engine.v2.nodes.Node;
 import org.snakeyaml.engine.v2.nodes.NodeTuple;
@@ -16,6 +18,8 @@ final class YamlMapping {
 
     private final MappingNode node;
     private final Map<String, NodeTuple> entries = new HashMap<>();
+    /** The known keys an unknown key was taken for a misspelling of ("did you mean"). */
+    private final Set<String> suggested = new HashSet<>();
 
     YamlMapping(MappingNode node, String where, List<String> knownKeys, ErrorList errors) {
         this.node = node;
@@ -31,14 +35,14 @@ final class YamlMapping {
                 errors.add(keyNode, "duplicate key " + shown(key) + " in " + where + " (first given on line "
                         + (first.getKeyNode().getStartMark().map(m -> m.getLine() + 1).orElse(0)) + ")");
             } else if (!knownKeys.contains(key)) {
-                errors.add(keyNode, unknownKey(key, where, knownKeys));
+                errors.add(keyNode, unknownKey(key, where, knownKeys, suggested));
             } else {
                 entries.put(key, tuple);
             }
         }
     }
 
-    private static String unknownKey(String key, String where, List<String> knownKeys) {
+    private static String unknownKey(String key, String where, List<String> knownKeys, Set<String> suggested) {
         String closest = null;
         int best = 3;
         for (String known : knownKeys) {
@@ -49,6 +53,7 @@ final class YamlMapping {
             }
         }
         if (closest != null) {
+            suggested.add(closest);
             return "unknown key " + shown(key) + " (did you mean " + NodeReader.quoted(closest) + "?)";
         }
         return "unknown key " + shown(key) + " in " + where + "; expected one of " + String.join(", ", knownKeys);
@@ -93,6 +98,15 @@ final class YamlMapping {
 
     boolean has(String key) {
         return entries.containsKey(key);
+    }
+
+    /**
+     * Whether {@code key} is absent and no unknown key was reported as a misspelling of it: a
+     * required key's own "is missing" error is then worth giving. {@code limt: 5} is one mistake,
+     * reported once (as an unknown key, with the suggestion), not again as a missing limit.
+     */
+    boolean lacks(String key) {
+        return !entries.containsKey(key) && !suggested.contains(key);
     }
 
     /** The value of {@code key}, or null when it is absent. */
