@@ -211,6 +211,31 @@ class HotReloadIT {
     }
 
     /**
+     * An edit that makes {@code client.trusted-proxies} cover every address is loaded with the
+     * warning the start gives ({@code check} and the start were tested; the reload's was not).
+     */
+    @ParameterizedTest(name = "on {0}")
+    @MethodSource("jdks")
+    void aReloadThatTrustsEveryAddressIsWarnedAbout(Path jdk) throws Exception {
+        WindowGuard.awayFromBoundary(3_600_000, 60_000);
+        Path rules = dir.resolve("rules.yaml");
+        Files.writeString(rules, rules(2, 0, null));
+        try (Child child = Child.start(jdk, rules)) {
+            child.await(0, "LIMIT a 2", Duration.ofSeconds(30));
+            assertFalse(child.err().contains("trusts every address"), child::output);
+
+            long t0 = System.nanoTime();
+            Files.writeString(rules, "version: 1\nclient:\n  trusted-proxies: [10.0.0.0/8, \"::/0\"]\n"
+                    + rules(5, 0, null).substring("version: 1\n".length()));
+            child.latency(t0, "LIMIT a 5");
+            Child.Line warning = child.awaitErr(t0, text -> text.contains("trusts every address"), Duration.ofSeconds(10));
+            assertTrue(warning.text.contains("WARNING: rate-limit-agent: client.trusted-proxies trusts every address"
+                    + " (::/0): any client can choose its client-ip key"), child::output);
+            assertEquals(1, count(child.err(), "trusts every address"), child::output);
+        }
+    }
+
+    /**
      * A rule file refused at start-up because a token file it names is missing, with
      * {@code on-config-error=disable}: the agent runs without its rules, and creating the token
      * file loads them (a Secret mounted after the process started), as it does after a refused edit.
