@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Optional;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.composer.Composer;
+import org.snakeyaml.engine.v2.events.Event;
+import org.snakeyaml.engine.v2.exceptions.ComposerException;
 import org.snakeyaml.engine.v2.exceptions.Mark;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
 import org.snakeyaml.engine.v2.nodes.Node;
@@ -57,6 +59,32 @@ final class BoundedComposer extends Composer {
 
     BoundedComposer(LoadSettings settings, String text) {
         super(settings, new ParserImpl(settings, new StreamReader(settings, text)));
+    }
+
+    /**
+     * The stream's one document, as {@code getSingleNode()} gives it, except that empty documents
+     * after it are passed over: a file ending in {@code ---} (a generator's habit), with nothing
+     * or only a comment after it, was refused as holding a second document (review item L7 of the
+     * thirty-third round). A second document with anything in it is refused where it starts.
+     */
+    Optional<Node> singleDocument() {
+        Optional<Node> document = hasNext() ? Optional.of(next()) : Optional.empty();
+        while (hasNext()) {
+            Event start = parser.peekEvent();
+            Node another;
+            try {
+                another = next();
+            } catch (RuntimeException brokenToo) {
+                // what is wrong inside a second document matters less than that there is one
+                another = null;
+            }
+            if (!(another instanceof ScalarNode && another.getTag().equals(Tag.NULL)
+                    && ((ScalarNode) another).getValue().isEmpty())) {
+                throw new ComposerException("expected a single document in the stream",
+                        document.flatMap(Node::getStartMark), "but found another document", start.getStartMark());
+            }
+        }
+        return document;
     }
 
     /**

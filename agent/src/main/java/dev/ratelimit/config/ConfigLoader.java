@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -122,6 +123,12 @@ public final class ConfigLoader {
             // looked for in: the process's working directory (review of the thirty-third round)
             throw failure(fileName, "the rule file does not exist" + (file.isAbsolute() ? ""
                     : " (looked for in " + file.toAbsolutePath().normalize().getParent() + ")"));
+        } catch (FileSystemException e) {
+            // the system's reason (a symbolic link loop: "Too many levels of symbolic links"), not
+            // just the exception's name, which said nothing of what to mend (review item L7 of
+            // the thirty-third round); the reason is the system's text, never the file's
+            throw failure(fileName, "cannot read the rule file (" + (e.getReason() == null
+                    ? e.getClass().getSimpleName() : e.getReason()) + ")");
         } catch (IOException | SecurityException e) {
             throw failure(fileName, "cannot read the rule file (" + e.getClass().getSimpleName() + ")");
         }
@@ -196,7 +203,7 @@ public final class ConfigLoader {
                 .build();
         Optional<Node> root;
         try {
-            root = new BoundedComposer(settings, text).getSingleNode();
+            root = new BoundedComposer(settings, text).singleDocument();
             root.ifPresent(BoundedComposer::checkTreeSize);
         } catch (BoundedComposer.OverBudget e) {
             throw new ConfigException(List.of(at(fileName, e.mark(), e.getMessage())));

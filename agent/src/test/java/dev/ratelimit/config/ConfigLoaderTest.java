@@ -303,6 +303,24 @@ class ConfigLoaderTest {
     }
 
     /**
+     * A file ending in {@code ---}, with nothing or only a comment after it, holds one document
+     * (review item L7 of the thirty-third round: it was refused as holding two); a second document
+     * with anything in it is refused where it starts, whatever is wrong inside it.
+     */
+    @Test
+    void emptyDocumentsAfterTheRulesArePassedOver() throws Exception {
+        String one = rule("limit: 3\nwindow: 1s");
+        for (String tail : List.of("---\n", "---\n# generated\n", "---\n---\n", "--- # end\n", "...\n---\n")) {
+            assertEquals(3, parse(one + tail).rules().get(0).limits().get(0).limit(), tail);
+        }
+        assertError(one + "---\nversion: 1\n", 6, 1, "invalid YAML: expected a single document in the stream");
+        assertError(one + "--- ~\n", 6, 1, "but found another document");
+        assertError(one + "---\nrules: [\n", 6, 1, "but found another document");
+        // the empty document between is passed over: the one with something in it is named
+        assertError("version: 1\n---\n---\nrules: []\n", 3, 1, "but found another document");
+    }
+
+    /**
      * A misspelt required key is one mistake: it is reported as an unknown key with the
      * suggestion, not again as the key it was meant to be being missing (review item L7 of the
      * thirty-third round: {@code limt: 5} also read "limit is missing"). What is really missing is
@@ -692,6 +710,23 @@ class ConfigLoaderTest {
         assertEquals(0, ConfigLoader.loadFile(file).rules().size());
         ConfigException missing = assertThrows(ConfigException.class, () -> ConfigLoader.loadFile(dir.resolve("none.yaml")));
         assertTrue(missing.errors().get(0).format().endsWith("the rule file does not exist"));
+    }
+
+    /**
+     * A file the system will not read is refused with the system's reason: a symbolic link loop
+     * read "cannot read the rule file (FileSystemException)" (review item L7 of the thirty-third
+     * round). Linux's words for the loop.
+     */
+    @Test
+    void anUnreadableFileSaysWhy() throws Exception {
+        Path a = dir.resolve("a.yaml");
+        Path b = dir.resolve("b.yaml");
+        Files.createSymbolicLink(a, b.getFileName());
+        Files.createSymbolicLink(b, a.getFileName());
+        ConfigException loop = assertThrows(ConfigException.class, () -> ConfigLoader.loadFile(a));
+        assertEquals(List.of(a + ":1:1: cannot read the rule file (Too many levels of symbolic links or unable to access"
+                + " attributes of symbolic link)"),
+                loop.errors().stream().map(ConfigError::format).collect(Collectors.toList()));
     }
 
     /**
