@@ -108,6 +108,14 @@ public final class RedisStore implements AutoCloseable {
     private boolean outageLogged;
     /** When the outage under way began ({@code System.nanoTime}); guarded by outageLog. */
     private long downSince;
+    /**
+     * Whether the outage's begin line is being logged (outside the lock) at this moment; guarded
+     * by outageLog. An end line made meanwhile waits in {@link #endLineWaiting} and is logged after
+     * it: a reload's retire line came before the begin line of the outage it ended.
+     */
+    private boolean beginLineLogging;
+    /** An end line made while the begin line was being logged; guarded by outageLog. */
+    private String endLineWaiting;
     private volatile StoreUnavailableException outage;
     /**
      * Opens connections for application threads (see {@link OpenedInBackground}): a thread per
@@ -755,6 +763,10 @@ public final class RedisStore implements AutoCloseable {
         return new StoreUnavailableException("Redis: " + e.getMessage(), e);
     }
 
+    private static String followedOnError(long calls) {
+        return (calls == 1 ? "1 call" : calls + " calls") + " followed on-error meanwhile";
+    }
+
     private static String callsFailed(long calls) {
         return calls == 1 ? "1 call failed so far" : calls + " calls failed so far";
     }
@@ -786,14 +798,38 @@ public final class RedisStore implements AutoCloseable {
                 // end: the recovery of a replaced store is not logged)
                 outageLogged = !retired;
                 logged = outageLogged;
+                beginLineLogging = logged;
             }
             // logged outside the lock: a logger's own lock (Logback's appender) held by a thread
             // whose limited call waits for this one would deadlock them
             LOG.log(logged ? Level.WARNING : Level.DEBUG, "rate-limit-agent: Redis at " + config.maskedUri()
                     + " is not answering (" + cause.getMessage() + "); each rule follows its on-error until it is back");
+            if (logged) {
+                String endLine;
+                synchronized (outageLog) {
+                    beginLineLogging = false;
+                    endLine = endLineWaiting;
+                    endLineWaiting = null;
+                }
+                if (endLine != null) {
+                    LOG.log(Level.WARNING, endLine);
+                }
+            }
             storeThread("rate-limit-agent-redis-probe", () -> probeUntilUp(started)).start();
         }
         return failure;
+    }
+
+    /**
+     * An outage's end line, to log now (outside the lock), or null when the begin line is still
+     * being logged: it is then left for that thread to log after the begin line. Holds outageLog.
+     */
+    private String afterTheBeginLine(String endLine) {
+        if (beginLineLogging) {
+            endLineWaiting = endLine;
+            return null;
+        }
+        return endLine;
     }
 
     /** Probes the server with backoff until it answers, then lets calls through again. */
@@ -826,9 +862,9 @@ public final class RedisStore implements AutoCloseable {
                 if (outageLogged) {
                     // not when a reload that replaced the store ended the outage in the log first
                     outageLogged = false;
-                    line = "rate-limit-agent: Redis at " + config.maskedUri() + " answers again after "
+                    line = afterTheBeginLine("rate-limit-agent: Redis at " + config.maskedUri() + " answers again after "
                             + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms; "
-                            + failedCalls.sumThenReset() + " calls followed on-error meanwhile";
+                            + followedOnError(failedCalls.sumThenReset()));
                 }
             }
             if (line != null) {
@@ -895,10 +931,10 @@ public final class RedisStore implements AutoCloseable {
                 // its outage line had no end: the new store says nothing of an outage it did not
                 // see begin, and this one does not log its recovery (Redis review, thirty-second round)
                 outageLogged = false;
-                line = "rate-limit-agent: Redis at " + config.maskedUri() + " was not answering for "
+                line = afterTheBeginLine("rate-limit-agent: Redis at " + config.maskedUri() + " was not answering for "
                         + Duration.ofNanos(System.nanoTime() - downSince).toMillis() + " ms when a reload replaced its"
-                        + " store; " + failedCalls.sumThenReset() + " calls followed on-error meanwhile. The new store"
-                        + " logs its own outages from now on";
+                        + " store; " + followedOnError(failedCalls.sumThenReset()) + ". The new store"
+                        + " logs its own outages from now on");
             }
         }
         if (line != null) {

@@ -1112,6 +1112,70 @@ class RedisFaultTest {
     }
 
     /**
+     * The lines are logged outside the lock that pairs them: a reload that replaced the store
+     * while the outage's begin line was still being logged logged its end line first (found by
+     * reading the code in the thirty-third round). A handler that holds the begin line shows the
+     * order: the end line now waits for it.
+     */
+    @Test
+    void aReplacedStoresEndLineComesAfterTheBeginLineItEnds() throws Exception {
+        java.util.concurrent.CountDownLatch beginning = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        List<String> order = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Handler holding = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord record) {
+                if (record.getMessage().contains("is not answering")) {
+                    beginning.countDown();
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                if (record.getMessage().contains("is not answering")
+                        || record.getMessage().contains("when a reload replaced its store")) {
+                    order.add(record.getMessage());
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        java.util.logging.Logger logger = java.util.logging.Logger.getLogger("dev.ratelimit");
+        logger.addHandler(holding);
+        server.pause();
+        Thread caller = new Thread(() -> {
+            while (beginning.getCount() > 0) {
+                allow.decide(new Object[] {"held"}, null);
+            }
+        });
+        try {
+            caller.start();
+            assertTrue(beginning.await(10, java.util.concurrent.TimeUnit.SECONDS), "the store was marked down");
+            store.closeAfterCallsInFlight();
+            assertEquals(List.of(), order, "no end line before the begin line");
+            release.countDown();
+            caller.join(10_000);
+            assertFalse(caller.isAlive());
+            assertEquals(2, order.size(), order::toString);
+            assertTrue(order.get(0).contains("is not answering"), order::toString);
+            // one call failed before the store was marked down: "1 call", not "1 calls"
+            assertTrue(order.get(1).matches(".* when a reload replaced its store; \\d+ calls? followed on-error meanwhile\\..*")
+                    && !order.get(1).contains(" 1 calls "), order::toString);
+        } finally {
+            release.countDown();
+            logger.removeHandler(holding);
+            server.resume();
+        }
+    }
+
+    /**
      * A reload that replaces a store in the middle of its outage ends the outage in the log, with
      * the calls that followed on-error; the recovery the retired store's probe then sees is not
      * logged, as it is no longer the rules' store. A store replaced while up says nothing. Before,
