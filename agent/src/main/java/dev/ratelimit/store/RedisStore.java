@@ -7,6 +7,8 @@ import java.lang.System.Logger.Level;
 import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -106,6 +108,9 @@ public final class RedisStore implements AutoCloseable {
     private boolean retired;
     /** Whether the outage under way was logged as begun and not yet as ended; guarded by outageLog. */
     private boolean outageLogged;
+    /** When connections were last dropped for a replica's reply ({@code System.nanoTime}), or NEVER. */
+    private volatile long demotedClearedAt = NEVER;
+    private static final long NEVER = Long.MIN_VALUE;
     /** When the outage under way began ({@code System.nanoTime}); guarded by outageLog. */
     private long downSince;
     /**
@@ -141,6 +146,14 @@ public final class RedisStore implements AutoCloseable {
 
     /** Set on the store's own threads: they may open connections. */
     private static final ThreadLocal<Boolean> MAY_CONNECT = new ThreadLocal<>();
+    /**
+     * How long a connection may sit in the pool before it is asked for a PING on its next loan
+     * ({@link OpenedInBackground#validateObject}): Redis's shortest idle timeout ({@code timeout 1})
+     * closes a connection idle for more than a second.
+     */
+    static final Duration IDLE_BEFORE_CHECK = Duration.ofSeconds(1);
+    /** The deadline of the call borrowing a connection on this thread, 0 outside a borrow: for validateObject. */
+    private static final ThreadLocal<long[]> BORROW_DEADLINE = ThreadLocal.withInitial(() -> new long[1]);
     /** A connection the connector opened, for the pool's {@code makeObject} to take (see {@link #openIdleConnection}). */
     private static final ThreadLocal<PooledObject<Jedis>> HANDED_OVER = new ThreadLocal<>();
 
@@ -161,6 +174,9 @@ public final class RedisStore implements AutoCloseable {
         poolConfig.setMaxWait(config.timeout());
         poolConfig.setBlockWhenExhausted(true);
         poolConfig.setJmxEnabled(false);
+        // each borrowed connection goes through OpenedInBackground.validateObject, which looks at
+        // the server only when the connection sat idle a while (IDLE_BEFORE_CHECK)
+        poolConfig.setTestOnBorrow(true);
         try {
             this.poolConnections = new OpenedInBackground(config.connectionUri(), timeoutMillis, false);
             this.pool = new JedisPool(poolConfig, poolConnections);
@@ -191,10 +207,44 @@ public final class RedisStore implements AutoCloseable {
     private static final class OpenedInBackground extends JedisFactory {
         /** The probe's connections: it runs on a store thread, and tests may call it on theirs. */
         private final boolean onAnyThread;
+        private final int timeoutMillis;
+        /** When each open connection was opened ({@code System.nanoTime}), for {@link #openedAt}. */
+        private final Map<Jedis, Long> opened = Collections.synchronizedMap(new IdentityHashMap<>());
 
         OpenedInBackground(URI uri, int timeoutMillis, boolean onAnyThread) {
             super(uri, timeoutMillis, timeoutMillis, null, null, serverIdentityChecked(), null);
             this.onAnyThread = onAnyThread;
+            this.timeoutMillis = timeoutMillis;
+        }
+
+        /** When {@code jedis} was opened, or {@code Long.MIN_VALUE} when it is not known (closed). */
+        long openedAt(Jedis jedis) {
+            Long at = opened.get(jedis);
+            return at == null ? Long.MIN_VALUE : at;
+        }
+
+        /**
+         * Whether a connection about to be lent may be used: one that sat in the pool for
+         * {@link #IDLE_BEFORE_CHECK} or longer is asked for a PING first, within the borrowing
+         * call's deadline. A server's idle timeout (Redis's {@code timeout}, a load balancer's) closes
+         * such connections; with traffic sparser than that timeout, every call found its connection
+         * closed, failed, and left a new one to be closed before the next (the Redis review of the
+         * thirty-fourth round). A connection that fails the PING is destroyed, and the pool lends
+         * another or has one opened; a PING is safe to send where the call's script is not sent twice.
+         */
+        @Override
+        public boolean validateObject(PooledObject<Jedis> pooled) {
+            if (pooled.getIdleDuration().compareTo(IDLE_BEFORE_CHECK) < 0) {
+                return true;
+            }
+            try {
+                long deadline = BORROW_DEADLINE.get()[0];
+                Jedis jedis = pooled.getObject();
+                jedis.getConnection().setSoTimeout(deadline == 0 ? timeoutMillis : millisLeft(deadline));
+                return "PONG".equals(jedis.ping());
+            } catch (RuntimeException closedOrSilent) {
+                return false;
+            }
         }
 
         @Override
@@ -209,7 +259,15 @@ public final class RedisStore implements AutoCloseable {
                     throw NotOnThisThread.INSTANCE;
                 }
             }
-            return super.makeObject();
+            PooledObject<Jedis> made = super.makeObject();
+            opened.put(made.getObject(), System.nanoTime());
+            return made;
+        }
+
+        @Override
+        public void destroyObject(PooledObject<Jedis> pooled) throws Exception {
+            opened.remove(pooled.getObject());
+            super.destroyObject(pooled);
         }
     }
 
@@ -273,7 +331,9 @@ public final class RedisStore implements AutoCloseable {
             // read before the pool is asked: a change after it (an opening ended, a connection
             // given back) then ends the wait below at once, rather than after a slice
             long seen = poolChanges.get();
+            long[] borrowing = BORROW_DEADLINE.get();
             try {
+                borrowing[0] = deadline;
                 // not JedisPool.getResource: it would wait the whole timeout when the pool is full
                 return pool.borrowObject(Duration.ofNanos(left));
             } catch (NoSuchElementException e) {
@@ -287,6 +347,8 @@ public final class RedisStore implements AutoCloseable {
                 if (!(e instanceof NotOnThisThread)) {
                     throw new JedisException("borrowing a Redis connection failed", e);
                 }
+            } finally {
+                borrowing[0] = 0;
             }
             Future<?> opened;
             long asked = System.nanoTime();
@@ -528,6 +590,10 @@ public final class RedisStore implements AutoCloseable {
                     ? commandElsewhere(jedis, script, keys, args, deadline, interrupted)
                     : command(jedis, script, keys, args, deadline);
             timeoutsInARow.set(0);
+            if (demotedClearedAt != NEVER) {
+                // a primary answers again: a later failover drops the connections once more
+                demotedClearedAt = NEVER;
+            }
             answered(sent);
             return reply;
         } catch (JedisConnectionException e) {
@@ -570,6 +636,17 @@ public final class RedisStore implements AutoCloseable {
                 // primary, and every call failed until a restart. This connection is destroyed,
                 // the idle ones dropped, and the next call connects through the address again.
                 jedis.getConnection().setBroken();
+                long openedAt = poolConnections.openedAt(jedis);
+                long clearedAt = demotedClearedAt;
+                if (clearedAt != NEVER && openedAt != Long.MIN_VALUE && openedAt - clearedAt > 0) {
+                    // opened through the address after the last such drop, and on a replica
+                    // still: the address leads to one (a replica's URI, a failover DNS has not
+                    // caught up with). An outage, probed with backoff: dropping the connections
+                    // again opened one per call (the Redis review of the thirty-fourth round)
+                    failedCalls.increment();
+                    throw markDown(e);
+                }
+                demotedClearedAt = System.nanoTime();
                 pool.clear();
                 poolChanged();
                 throw failed("the server is a replica", e);

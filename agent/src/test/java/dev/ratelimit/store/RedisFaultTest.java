@@ -550,6 +550,56 @@ class RedisFaultTest {
     }
 
     /**
+     * A URI that leads to a replica and keeps leading there (a replica's address, a failover that
+     * DNS has not caught up with): the first READONLY drops the pool's connections, as after a
+     * failover; a READONLY on a connection opened after that drop marks the store down, and the
+     * probe, not the calls, tries the address again. Each call had a connection opened for it,
+     * at the full rate of the calls (the Redis review of the thirty-fourth round: 200 calls, 205
+     * connections). Once the server is a primary again the store comes back by itself.
+     */
+    @Test
+    void anAddressThatKeepsLeadingToAReplicaIsAnOutageNotAConnectionPerCall() throws Exception {
+        try (RedisServer replica = RedisServer.start();
+                RedisStore onReplica = new RedisStore(new RedisConfig(replica.uri(),
+                        java.time.Duration.ofMillis(TIMEOUT_MILLIS), "rl-replica:"))) {
+            try (Jedis admin = replica.client()) {
+                admin.replicaof("127.0.0.1", server.port());
+            }
+            RedisLimiter limiter = new RedisLimiter(onReplica, reject.config());
+            long connectionsBefore = connectionsReceived(replica);
+            int failed = 0;
+            for (int i = 0; i < 200; i++) {
+                try {
+                    limiter.acquire("on-replica-" + i);
+                } catch (StoreUnavailableException e) {
+                    failed++;
+                }
+            }
+            assertEquals(200, failed, "a replica decides nothing");
+            assertFalse(onReplica.isUp(), "marked down");
+            long opened = connectionsReceived(replica) - connectionsBefore - 1; // less the INFO's own
+            assertTrue(opened <= 10, "connections opened for 200 calls: " + opened);
+            assertEquals(1, count("is not answering (READONLY"), () -> capture.messages().toString());
+
+            try (Jedis admin = replica.client()) {
+                admin.replicaofNoOne();
+            }
+            waitUntilUp(onReplica, 10_000);
+            assertTrue(onReplica.isUp(), "back once the server is a primary");
+            assertTrue(Outcome.isAllowed(limiter.acquire("on-primary")));
+            assertEquals(1, count("answers again"), () -> capture.messages().toString());
+        }
+    }
+
+    private static long connectionsReceived(RedisServer redis) {
+        try (Jedis admin = redis.client()) {
+            return admin.info("stats").lines().filter(line -> line.startsWith("total_connections_received:"))
+                    .mapToLong(line -> Long.parseLong(line.substring(line.indexOf(':') + 1).trim()))
+                    .findFirst().orElseThrow();
+        }
+    }
+
+    /**
      * Redis 7 answers a script's write on a replica with READONLY itself; Redis 5 and 6 wrap it
      * in the script's error, which the first version of the failover fix did not recognise.
      */
@@ -786,27 +836,29 @@ class RedisFaultTest {
     }
 
     /**
-     * A connection the server closed while it waited in the pool (Redis's own {@code timeout},
-     * or a NAT's idle timeout) fails the one call that finds it, not the store: it once marked
-     * the store down, and every rule with {@code on-error: reject} rejected its calls until the
-     * probe brought it back. The call is not tried again: the server may have run it.
+     * A connection the server closed while it waited in the pool (a load balancer's or a NAT's
+     * idle timeout, {@code CLIENT KILL}), found by the call that uses it, fails that one call, not
+     * the store: it once marked the store down, and every rule with {@code on-error: reject}
+     * rejected its calls until the probe brought it back. The call is not tried again: the server
+     * may have run it. Here the connections are killed after less than a second in the pool, so
+     * the check of idle connections ({@link #connectionsIdlePastTheServersTimeoutAreCheckedBeforeACallUsesThem}) does not look.
      */
     @Test
     void connectionsTheServerClosedWhileIdleFailOneCallNotTheStore() throws Exception {
-        try (Jedis admin = server.client()) {
-            admin.configSet("timeout", "1");
-        }
-        // measured again (another connection left idle past the server's timeout) when the
-        // machine stalled over it past the bound; each try is one store error
+        // measured again (another connection killed) when the machine stalled over it past the
+        // bound; each try is one store error
         long[] first = new long[1];
         long[] errorsBefore = new long[1];
         int[] tries = new int[1];
         long millis = StallGuard.measure(TIMEOUT_MILLIS + MARGIN_MILLIS, 3, 100, () -> {
-            assertLimitingWorks("before-idle-" + tries[0]++);
-            // Redis closes clients idle for more than a second, on its next check of them
-            Thread.sleep(2500);
+            assertLimitingWorks("before-kill-" + tries[0]++);
+            try (Jedis admin = server.client()) {
+                assertTrue(admin.clientKill(new redis.clients.jedis.params.ClientKillParams()
+                        .type(redis.clients.jedis.args.ClientType.NORMAL).skipMe(
+                                redis.clients.jedis.params.ClientKillParams.SkipMe.YES)) > 0);
+            }
             errorsBefore[0] = reject.metrics().storeErrors();
-            return timed(() -> first[0] = reject.decide(new Object[] {"after-idle-" + tries[0]}, null));
+            return timed(() -> first[0] = reject.decide(new Object[] {"after-kill-" + tries[0]}, null));
         });
         assertFalse(Outcome.isAllowed(first[0]), "the call that found the closed connection follows on-error");
         assertTrue(millis <= TIMEOUT_MILLIS + MARGIN_MILLIS, "took " + millis + " ms");
@@ -814,9 +866,41 @@ class RedisFaultTest {
         assertEquals(tries[0] - 1, errorsBefore[0], "store errors before the call that counts");
         assertEquals(tries[0], reject.metrics().storeErrors());
         // the next calls open a new connection: counted by Redis as before
-        assertLimitingWorks("after-idle-2");
+        assertLimitingWorks("after-kill-2");
         assertEquals(tries[0], reject.metrics().storeErrors());
         assertEquals(0, count("is not answering"), () -> capture.messages().toString());
+    }
+
+    /**
+     * A connection that sat in the pool for a second or more is asked for a PING before a call
+     * uses it: with traffic sparser than the server's idle timeout (Redis's {@code timeout}, a load
+     * balancer's), every call found its connection closed and failed, and the connection opened
+     * in its place was closed before the next call (the Redis review of the thirty-fourth round:
+     * {@code 404 429 429 429 429} under {@code on-error: reject}, Redis answering all along).
+     */
+    @Test
+    void connectionsIdlePastTheServersTimeoutAreCheckedBeforeACallUsesThem() throws Exception {
+        try (Jedis admin = server.client()) {
+            admin.configSet("timeout", "1");
+        }
+        assertLimitingWorks("before-idle");
+        long slowest = 0;
+        for (int gap = 0; gap < 3; gap++) {
+            // Redis closes clients idle for more than a second, on its next check of them
+            Thread.sleep(2_500);
+            String key = "after-idle-" + gap;
+            long[] outcome = new long[1];
+            slowest = Math.max(slowest, timed(() -> outcome[0] = reject.decide(new Object[] {key}, null)));
+            assertTrue(Outcome.isAllowed(outcome[0]), "the call after " + (gap + 1) + " idle gaps is decided by Redis");
+            try (Jedis admin = server.client()) {
+                assertEquals(1, admin.keys(store.keyPrefix() + "{strict|" + key + "}:*").size(),
+                        () -> "counted in Redis; keys: " + admin.keys("*"));
+            }
+        }
+        assertEquals(0, reject.metrics().storeErrors(), () -> capture.messages().toString());
+        assertEquals(0, count("is not answering"), () -> capture.messages().toString());
+        assertEquals(0, count("failed a call"), () -> capture.messages().toString());
+        System.out.println("RedisFaultTest idle gaps: slowest call after a gap " + slowest + " ms");
     }
 
     /** Calls both rules for {@code millis} and returns the slowest call. */
