@@ -110,6 +110,19 @@ public final class CoarseClock {
         return (tickNanos + 999_999L) / 1_000_000L;
     }
 
+    /**
+     * What a retry time adds so that a caller who waits exactly that long finds the clock past
+     * the moment it was told: the most a reading lags real time while the clock's thread keeps
+     * time. That is a tick, plus the park's overshoot (a park of 1 ms lasts 1.05 to 1.1 ms on an
+     * idle Linux machine), plus the millisecond {@code currentTimeMillis} truncates: one tick
+     * added, 2 to 4 of 100 callers who waited exactly their retry time were refused again (the
+     * review of the limit algorithms, thirty-fourth round). Two milliseconds cover an overshoot
+     * of up to one; a machine too busy to wake the thread that soon is beyond any margin.
+     */
+    public static long retryMarginMillis() {
+        return tickMillis() + 2;
+    }
+
     /** The clock thread, or null before the first reading. */
     static Thread ticker() {
         return ticker;

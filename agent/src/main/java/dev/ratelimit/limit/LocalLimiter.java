@@ -137,13 +137,13 @@ public final class LocalLimiter implements Limiter {
             }
         }
         // The agent sees a window end (or a token come back) when its clock reaches it, up to
-        // a tick after the moment itself, and the decision read that clock up to a tick late
-        // too: the retry time has one tick added, so a caller that waits exactly that long is
-        // not refused again.
+        // a reading's lag after the moment itself: the retry time has that lag added
+        // (CoarseClock.retryMarginMillis), so a caller that waits exactly that long is not
+        // refused again.
         // The penalty (a key evicted and made again starts used up until then) ends with the
         // window itself: a key made again in that tick belongs to the next window.
         store.penalize(key, over, CoarseClock.millis() + Outcome.retryMillis(outcome));
-        return Outcome.rejected(Outcome.retryMillis(outcome) + CoarseClock.tickMillis());
+        return Outcome.rejected(Outcome.retryMillis(outcome) + CoarseClock.retryMarginMillis());
     }
 
     @Override

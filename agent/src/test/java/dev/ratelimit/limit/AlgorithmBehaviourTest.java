@@ -85,8 +85,8 @@ class AlgorithmBehaviourTest {
         assertFalse(Outcome.isAllowed(rejected));
         long retry = Outcome.retryMillis(rejected);
         // never before the window ends (the coarse clock may lag, which only makes retry later),
-        // and one tick later than the window's end (so that the agent's clock has reached it)
-        long tick = CoarseClock.tickMillis();
+        // and a reading's lag later than the window's end (so that the agent's clock has reached it)
+        long tick = CoarseClock.retryMarginMillis();
         assertTrue(retry >= leftInWindow - 1 + tick && retry <= 500 + tick,
                 "retry " + retry + " ms should reach a tick past the window's end, " + leftInWindow + " ms away");
         sleepUntilNextWindowStart(500);
@@ -171,7 +171,7 @@ class AlgorithmBehaviourTest {
         }
         assertFalse(Outcome.isAllowed(rejected));
         long retry = Outcome.retryMillis(rejected);
-        long tick = CoarseClock.tickMillis();
+        long tick = CoarseClock.retryMarginMillis();
         assertTrue(retry >= 1 + tick && retry <= 101 + tick, "one token every 100 ms and a tick, retry was " + retry);
         Thread.sleep(250);
         // 250 ms on the limiter's clock too, which a busy machine may keep behind
@@ -209,7 +209,7 @@ class AlgorithmBehaviourTest {
             }
             long end = before - before % 10_000 + 10_000;
             assertFalse(Outcome.isAllowed(rejected));
-            assertEquals(end - before + CoarseClock.tickMillis(), Outcome.retryMillis(rejected));
+            assertEquals(end - before + CoarseClock.retryMarginMillis(), Outcome.retryMillis(rejected));
             // the key is remembered as over the limit until the window's end, not the tick after
             // it: made again in that tick (evicted meanwhile), it would start the next window used up
             assertEquals(end, limiter.penaltyUntil(key));
