@@ -29,9 +29,22 @@ public class RateLimitExceededException extends RuntimeException {
      */
     public RateLimitExceededException(String rule, Duration retryAfter) {
         super("Rate limit exceeded: rule '" + rule + "', retry after "
-                + Objects.requireNonNull(retryAfter, "retryAfter").toMillis() + " ms", null, false, false);
+                + millis(Objects.requireNonNull(retryAfter, "retryAfter")) + " ms", null, false, false);
         this.rule = Objects.requireNonNull(rule, "rule");
         this.retryAfter = retryAfter.isNegative() ? Duration.ZERO : retryAfter;
+    }
+
+    /**
+     * The duration in milliseconds, {@code Long.MAX_VALUE} for one too long to count in them:
+     * {@code ChronoUnit.FOREVER.getDuration()}, a natural "never", made {@code toMillis} throw, and
+     * this constructor with it (the review of the limit algorithms, thirty-fourth round).
+     */
+    static long millis(Duration duration) {
+        try {
+            return duration.toMillis();
+        } catch (ArithmeticException tooLong) {
+            return duration.isNegative() ? 0 : Long.MAX_VALUE;
+        }
     }
 
     /** The name of the rule that rejected the call. */

@@ -305,7 +305,7 @@ public final class HttpRequests implements HttpGate {
             return false;
         }
         RateLimitFields fields = rules.get().fields(rejection.rule());
-        long retryMillis = rejection.retryAfter().toMillis();
+        long retryMillis = RateLimitFields.millis(rejection.retryAfter());
         // the HTTP rules that counted the request are listed too, as on their own 429
         String policies = withPolicy(own instanceof RequestFacts ? ((RequestFacts) own).httpPolicies() : null,
                 fields == null ? "" : fields.policy());

@@ -37,8 +37,8 @@ final class RateLimitFields {
             String policyName = fieldName(limits.size() == 1
                     ? rule.name()
                     : rule.name() + '-' + dev.ratelimit.config.Durations.format(limit.window()));
-            policy.append('"').append(policyName).append("\";q=").append(limit.limit())
-                    .append(";w=").append(seconds(limit.window().toMillis())); // rounded up: never a faster pace
+            policy.append('"').append(policyName).append("\";q=").append(fieldInteger(limit.limit()))
+                    .append(";w=").append(fieldInteger(seconds(limit.window().toMillis()))); // rounded up: never a faster pace
         }
         this.policy = policy.toString();
         this.itemStart = '"' + fieldName(rule.name()) + "\";r=";
@@ -73,13 +73,38 @@ final class RateLimitFields {
         long now = CoarseClock.millis();
         long reset = seconds(firstWindowMillis - now % firstWindowMillis);
         // sized for two longs at once: this runs on every allowed request
-        return new StringBuilder(itemStart.length() + 43).append(itemStart).append(remaining).append(";t=").append(reset)
-                .toString();
+        return new StringBuilder(itemStart.length() + 43).append(itemStart).append(fieldInteger(remaining)).append(";t=")
+                .append(fieldInteger(reset)).toString();
     }
 
     /** The {@code RateLimit} item of a rejected request. */
     String rejected(long retryMillis) {
-        return itemStart + "0;t=" + seconds(retryMillis);
+        return itemStart + "0;t=" + fieldInteger(seconds(retryMillis));
+    }
+
+    /**
+     * The most a structured-field integer may be (RFC 9651, 3.3.1: at most 15 digits): a parser
+     * that follows it refuses the whole field over a longer one, which a limit of 10^15 (a rule
+     * meant never to refuse), its remaining count, or an application's far-off retry gave (the
+     * review of the limit algorithms, thirty-fourth round).
+     */
+    static final long MAX_FIELD_INTEGER = 999_999_999_999_999L;
+
+    /** {@code value} as a structured-field integer can hold it: at most {@link #MAX_FIELD_INTEGER}. */
+    static long fieldInteger(long value) {
+        return Math.min(value, MAX_FIELD_INTEGER);
+    }
+
+    /**
+     * A duration in milliseconds, {@code Long.MAX_VALUE} for one too long to count in them (an
+     * application's {@code ChronoUnit.FOREVER}; {@code toMillis} throws), 0 for a negative one.
+     */
+    static long millis(java.time.Duration duration) {
+        try {
+            return Math.max(0, duration.toMillis());
+        } catch (ArithmeticException tooLong) {
+            return duration.isNegative() ? 0 : Long.MAX_VALUE;
+        }
     }
 
     /**

@@ -705,6 +705,29 @@ class HttpRequestsTest {
         assertNull(RequestContext.current());
     }
 
+    /**
+     * An application's own rejection that says "never" ({@code ChronoUnit.FOREVER}, or seconds
+     * near {@code Long.MAX_VALUE}) is a 429 with a far-off retry: the exception's constructor and
+     * the gate both took the duration's {@code toMillis}, which throws past a long (the review of
+     * the limit algorithms, thirty-fourth round).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void anApplicationsRejectionThatSaysNeverIsA429(String namespace) throws Exception {
+        for (Duration never : List.of(java.time.temporal.ChronoUnit.FOREVER.getDuration(), Duration.ofSeconds(Long.MAX_VALUE))) {
+            FakeServlet servlet = new FakeServlet(namespace);
+            servlet.uri = "/other";
+            Object facts = gate.enter(servlet.request, servlet.response);
+            RateLimitExceededException rejection = new RateLimitExceededException("api", never);
+            assertEquals("Rate limit exceeded: rule 'api', retry after 9223372036854775807 ms", rejection.getMessage());
+            assertTrue(gate.exit(servlet.request, servlet.response, facts, rejection));
+            assertEquals(429, servlet.status);
+            assertEquals("9223372036854776", servlet.responseHeaders.get("Retry-After"));
+            assertTrue(servlet.responseHeaders.get("RateLimit").endsWith(";r=0;t=999999999999999"), servlet.responseHeaders::toString);
+            assertNull(RequestContext.current());
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
     void aRejectionOfASynchronousRequestCompletesNothing(String namespace) throws Exception {

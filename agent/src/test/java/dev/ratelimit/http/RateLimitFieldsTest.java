@@ -38,6 +38,34 @@ class RateLimitFieldsTest {
     }
 
     /**
+     * A structured-field integer has at most 15 digits (RFC 9651, 3.3.1), and a parser that keeps
+     * to it refuses the whole field over a longer one: a limit of 10^15 (a rule meant never to
+     * refuse) said {@code q=1000000000000000}, its remaining count and an application's far-off
+     * retry more still. Each is given as the largest such integer instead (the review of the
+     * limit algorithms, thirty-fourth round).
+     */
+    @org.junit.jupiter.api.Test
+    void numbersBeyondFifteenDigitsAreGivenAsTheLargestFieldInteger() throws Exception {
+        for (String limit : new String[] {"1000000000000000", "9223372036854775807"}) {
+            RateLimitFields fields = new RateLimitFields(ConfigLoader.parse("version: 1\nrules:\n  - name: a\n"
+                    + "    match: {http: {path: /api/**}}\n    limit: " + limit + "\n    window: 1s\n",
+                    "rules.yaml", Path.of("."), n -> null).rules().get(0));
+            assertEquals("\"a\";q=999999999999999;w=1", fields.policy(), limit);
+            assertEquals("\"a\";r=999999999999999;t=1", fields.allowed(Long.parseLong(limit) - 1), limit);
+        }
+        RateLimitFields fields = fields("a", "1s");
+        assertEquals("\"a\";r=0;t=999999999999999", fields.rejected(Long.MAX_VALUE));
+        assertEquals("\"a\";r=0;t=999999999999999", fields.rejected(999_999_999_999_999_000L));
+        assertEquals("\"a\";r=0;t=999999999999998", fields.rejected(999_999_999_999_998_000L));
+        assertEquals("\"a\";r=999999999999999;t=1", fields.allowed(999_999_999_999_999L));
+        assertEquals("\"a\";q=999999999999999;w=1", new RateLimitFields(ConfigLoader.parse("version: 1\nrules:\n"
+                + "  - name: a\n    match: {http: {path: /api/**}}\n    limit: 999999999999999\n    window: 1s\n",
+                "rules.yaml", Path.of("."), n -> null).rules().get(0)).policy(), "15 digits are given as they are");
+        assertEquals(Long.MAX_VALUE, RateLimitFields.millis(java.time.temporal.ChronoUnit.FOREVER.getDuration()));
+        assertEquals(0, RateLimitFields.millis(java.time.Duration.ofSeconds(Long.MIN_VALUE)));
+    }
+
+    /**
      * The draft gives {@code w} in whole seconds. A window that is not a whole number of seconds
      * is advertised rounded up, never down: "3 per 1.5 s" as "3 per 2 s" is a pace the rule
      * allows, where "3 per 1 s" (once advertised) was not, and a client keeping to it was refused.
