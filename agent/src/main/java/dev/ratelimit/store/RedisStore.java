@@ -671,11 +671,12 @@ public final class RedisStore implements AutoCloseable {
         try {
             return (List<Long>) jedis.evalsha(script.sha, keys, args);
         } catch (JedisNoScriptException notLoaded) {
-            // two more round trips (a restarted or flushed server), within the same deadline
+            // one more round trip (a restarted or flushed server), within the same deadline: the
+            // script itself, which the server keeps for the EVALSHAs to come. Not SCRIPT LOAD
+            // and EVALSHA again: SCRIPT LOAD names no key, and a proxy that routes by key (Envoy's)
+            // refuses it or sends it to a server other than the key's, and every call failed
             jedis.getConnection().setSoTimeout(millisLeft(deadline));
-            jedis.scriptLoad(script.text);
-            jedis.getConnection().setSoTimeout(millisLeft(deadline));
-            return (List<Long>) jedis.evalsha(script.sha, keys, args);
+            return (List<Long>) jedis.eval(script.text, keys, args);
         }
     }
 

@@ -376,6 +376,30 @@ class RedisLimiterTest {
     }
 
     /**
+     * A proxy that routes by key refuses {@code SCRIPT LOAD}, which names none (Envoy's Redis
+     * proxy does not support it): here a server with the command renamed away. The warm-up's
+     * load fails, and each call's {@code NOSCRIPT} is answered with {@code EVAL}, which names the
+     * key, instead of a load that failed and failed the call, every call (the Redis review of the
+     * thirty-fourth round, from reading the code).
+     */
+    @Test
+    void withoutScriptLoadTheScriptIsSentWithItsKey() throws Exception {
+        try (dev.ratelimit.testing.RedisServer noScriptCommand = dev.ratelimit.testing.RedisServer.start(
+                List.of("--rename-command", "SCRIPT", "\"\""));
+                RedisStore proxied = new RedisStore(new dev.ratelimit.config.RedisConfig(noScriptCommand.uri(),
+                        java.time.Duration.ofSeconds(1), "rl:"))) {
+            for (Algorithm algorithm : Algorithm.values()) {
+                RedisLimiter limiter = new RedisLimiter(proxied,
+                        rules(noScriptCommand, algorithm.yamlName(), "    limit: 3\n    window: 1h").rules().get(0));
+                for (int i = 0; i < 3; i++) {
+                    assertTrue(Outcome.isAllowed(limiter.acquire("proxied")), algorithm + ": call " + i);
+                }
+                assertFalse(Outcome.isAllowed(limiter.acquire("proxied")), algorithm.toString());
+            }
+        }
+    }
+
+    /**
      * The script takes a sliding window's rejected call back out of the count, as the local
      * store does: counted, a client's rejected attempts were carried into the next window.
      */
