@@ -57,6 +57,53 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
  */
 public final class RedisStore implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("dev.ratelimit");
+    /**
+     * Writes the store's log lines, in the order they are handed to it, on a thread of its own:
+     * written on the calling thread, the first line (the logger's own start-up) or a slow
+     * appender held up the call that found the failure past its timeout (the Redis review of the
+     * thirty-fourth round: 155 ms under a timeout of 100 ms). A call waits for its line until its
+     * deadline ({@link #awaitWritten}), no longer: a logger that keeps up writes the line before
+     * the call returns, as before. Handing a line over takes no lock a logger holds, so it may be
+     * done under outageLog, which keeps an outage's lines in order.
+     */
+    private static final ThreadPoolExecutor LOG_WRITER = logWriter();
+
+    private static ThreadPoolExecutor logWriter() {
+        ThreadPoolExecutor writer = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                task -> AgentThreads.daemon("rate-limit-agent-redis-log", task));
+        writer.allowCoreThreadTimeOut(true);
+        return writer;
+    }
+
+    /** Logs {@code line} at {@code level} on the log writer's thread. */
+    private static Future<?> log(Level level, String line) {
+        return LOG_WRITER.submit(() -> LOG.log(level, line));
+    }
+
+    /**
+     * On a call's thread, waits for {@code written} until the call's deadline (the line written
+     * before the call returns, unless the logger is slow); elsewhere (the probe, a reload), not at all.
+     */
+    private static void awaitWritten(Future<?> written) {
+        long deadline = CALL_DEADLINE.get()[0];
+        long left = deadline - System.nanoTime();
+        if (deadline == 0 || left <= 0) {
+            return;
+        }
+        try {
+            written.get(left, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException | ExecutionException slowOrFailed) {
+            // written later, or the logger's own failure: not the call's
+        } catch (InterruptedException e) {
+            // the application's interrupt, kept for it
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Waits until the lines handed to the log writer so far are written; for tests. */
+    static void awaitLog() throws InterruptedException, ExecutionException {
+        LOG_WRITER.submit(() -> { }).get();
+    }
     private static final long FIRST_PROBE_DELAY_MILLIS = 25;
     private static final long MAX_PROBE_DELAY_MILLIS = 500;
     private static final int TIMEOUTS_BEFORE_DOWN = 3;
@@ -113,14 +160,6 @@ public final class RedisStore implements AutoCloseable {
     private static final long NEVER = Long.MIN_VALUE;
     /** When the outage under way began ({@code System.nanoTime}); guarded by outageLog. */
     private long downSince;
-    /**
-     * Whether the outage's begin line is being logged (outside the lock) at this moment; guarded
-     * by outageLog. An end line made meanwhile waits in {@link #endLineWaiting} and is logged after
-     * it: a reload's retire line came before the begin line of the outage it ended.
-     */
-    private boolean beginLineLogging;
-    /** An end line made while the begin line was being logged; guarded by outageLog. */
-    private String endLineWaiting;
     private volatile StoreUnavailableException outage;
     /**
      * Opens connections for application threads (see {@link OpenedInBackground}): a thread per
@@ -152,8 +191,11 @@ public final class RedisStore implements AutoCloseable {
      * closes a connection idle for more than a second.
      */
     static final Duration IDLE_BEFORE_CHECK = Duration.ofSeconds(1);
-    /** The deadline of the call borrowing a connection on this thread, 0 outside a borrow: for validateObject. */
-    private static final ThreadLocal<long[]> BORROW_DEADLINE = ThreadLocal.withInitial(() -> new long[1]);
+    /**
+     * The deadline of the call under way on this thread ({@link #eval}), 0 outside one: for the
+     * idle check of a connection it borrows (validateObject) and the wait for its log line.
+     */
+    private static final ThreadLocal<long[]> CALL_DEADLINE = ThreadLocal.withInitial(() -> new long[1]);
     /** A connection the connector opened, for the pool's {@code makeObject} to take (see {@link #openIdleConnection}). */
     private static final ThreadLocal<PooledObject<Jedis>> HANDED_OVER = new ThreadLocal<>();
 
@@ -238,7 +280,7 @@ public final class RedisStore implements AutoCloseable {
                 return true;
             }
             try {
-                long deadline = BORROW_DEADLINE.get()[0];
+                long deadline = CALL_DEADLINE.get()[0];
                 Jedis jedis = pooled.getObject();
                 jedis.getConnection().setSoTimeout(deadline == 0 ? timeoutMillis : millisLeft(deadline));
                 return "PONG".equals(jedis.ping());
@@ -331,9 +373,7 @@ public final class RedisStore implements AutoCloseable {
             // read before the pool is asked: a change after it (an opening ended, a connection
             // given back) then ends the wait below at once, rather than after a slice
             long seen = poolChanges.get();
-            long[] borrowing = BORROW_DEADLINE.get();
             try {
-                borrowing[0] = deadline;
                 // not JedisPool.getResource: it would wait the whole timeout when the pool is full
                 return pool.borrowObject(Duration.ofNanos(left));
             } catch (NoSuchElementException e) {
@@ -347,8 +387,6 @@ public final class RedisStore implements AutoCloseable {
                 if (!(e instanceof NotOnThisThread)) {
                     throw new JedisException("borrowing a Redis connection failed", e);
                 }
-            } finally {
-                borrowing[0] = 0;
             }
             Future<?> opened;
             long asked = System.nanoTime();
@@ -567,6 +605,8 @@ public final class RedisStore implements AutoCloseable {
             throw current;
         }
         long deadline = System.nanoTime() + timeoutNanos;
+        long[] call = CALL_DEADLINE.get();
+        call[0] = deadline;
         boolean borrowed = false;
         Jedis jedis = null;
         // The application's interrupt is not meant for the agent: cleared for the call, set again
@@ -654,6 +694,7 @@ public final class RedisStore implements AutoCloseable {
             // the server answered with an error, or the pool had no connection in time
             throw failed(message != null && message.startsWith("OOM") ? "out of memory" : "error", e);
         } finally {
+            call[0] = 0;
             if (jedis != null) {
                 release(jedis);
             }
@@ -855,9 +896,10 @@ public final class RedisStore implements AutoCloseable {
         long seen = last.get();
         long now = System.nanoTime();
         if (now - seen >= FAILURE_LOG_INTERVAL_NANOS && last.compareAndSet(seen, now)) {
-            LOG.log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " failed a call (" + kind + ": "
-                    + e.getMessage() + "); " + (ofACall ? "the rule's on-error decided it. " + callsFailed(failedCalls.sum())
-                            : "no call was affected") + "; this is logged at most once a minute");
+            awaitWritten(log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " failed a call (" + kind
+                    + ": " + e.getMessage() + "); " + (ofACall ? "the rule's on-error decided it. "
+                            + callsFailed(failedCalls.sum()) : "no call was affected")
+                    + "; this is logged at most once a minute"));
         }
     }
 
@@ -866,7 +908,7 @@ public final class RedisStore implements AutoCloseable {
                 "Redis at " + config.maskedUri() + " is not answering: " + cause.getMessage(), cause);
         if (!closed && down.compareAndSet(false, true)) {
             long started;
-            boolean logged;
+            Future<?> written;
             synchronized (outageLog) {
                 started = System.nanoTime();
                 downSince = started;
@@ -875,39 +917,15 @@ public final class RedisStore implements AutoCloseable {
                 // outage is the new store's to report, which sees it too (logged here, it had no
                 // end: the recovery of a replaced store is not logged)
                 outageLogged = !retired;
-                logged = outageLogged;
-                beginLineLogging = logged;
+                // handed to the writer under the lock, so that no end line comes before it
+                written = log(outageLogged ? Level.WARNING : Level.DEBUG, "rate-limit-agent: Redis at "
+                        + config.maskedUri() + " is not answering (" + cause.getMessage()
+                        + "); each rule follows its on-error until it is back");
             }
-            // logged outside the lock: a logger's own lock (Logback's appender) held by a thread
-            // whose limited call waits for this one would deadlock them
-            LOG.log(logged ? Level.WARNING : Level.DEBUG, "rate-limit-agent: Redis at " + config.maskedUri()
-                    + " is not answering (" + cause.getMessage() + "); each rule follows its on-error until it is back");
-            if (logged) {
-                String endLine;
-                synchronized (outageLog) {
-                    beginLineLogging = false;
-                    endLine = endLineWaiting;
-                    endLineWaiting = null;
-                }
-                if (endLine != null) {
-                    LOG.log(Level.WARNING, endLine);
-                }
-            }
+            awaitWritten(written);
             storeThread("rate-limit-agent-redis-probe", () -> probeUntilUp(started)).start();
         }
         return failure;
-    }
-
-    /**
-     * An outage's end line, to log now (outside the lock), or null when the begin line is still
-     * being logged: it is then left for that thread to log after the begin line. Holds outageLog.
-     */
-    private String afterTheBeginLine(String endLine) {
-        if (beginLineLogging) {
-            endLineWaiting = endLine;
-            return null;
-        }
-        return endLine;
     }
 
     /** Probes the server with backoff until it answers, then lets calls through again. */
@@ -933,20 +951,16 @@ public final class RedisStore implements AutoCloseable {
                 // the next call asks the connector for one
             }
             timeoutsInARow.set(0);
-            String line = null;
             synchronized (outageLog) {
                 outage = null;
                 down.set(false);
                 if (outageLogged) {
                     // not when a reload that replaced the store ended the outage in the log first
                     outageLogged = false;
-                    line = afterTheBeginLine("rate-limit-agent: Redis at " + config.maskedUri() + " answers again after "
+                    log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " answers again after "
                             + Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms; "
                             + followedOnError(failedCalls.sumThenReset()));
                 }
-            }
-            if (line != null) {
-                LOG.log(Level.WARNING, line);
             }
             return;
         }
@@ -1002,21 +1016,17 @@ public final class RedisStore implements AutoCloseable {
      * slow rules under a long timeout, may still find it closed and follow its on-error).
      */
     public void closeAfterCallsInFlight() {
-        String line = null;
         synchronized (outageLog) {
             retired = true;
             if (outageLogged) {
                 // its outage line had no end: the new store says nothing of an outage it did not
                 // see begin, and this one does not log its recovery (Redis review, thirty-second round)
                 outageLogged = false;
-                line = afterTheBeginLine("rate-limit-agent: Redis at " + config.maskedUri() + " was not answering for "
+                log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " was not answering for "
                         + Duration.ofNanos(System.nanoTime() - downSince).toMillis() + " ms when a reload replaced its"
                         + " store; " + followedOnError(failedCalls.sumThenReset()) + ". The new store"
                         + " logs its own outages from now on");
             }
-        }
-        if (line != null) {
-            LOG.log(Level.WARNING, line);
         }
         long delayMillis = Math.min(60_000, Math.max(1_000, 10 * (timeoutNanos / 1_000_000)));
         AgentThreads.daemon("rate-limit-agent-redis-retire", () -> {
