@@ -220,9 +220,10 @@ public final class RedisStore implements AutoCloseable {
         // the server only when the connection sat idle a while (IDLE_BEFORE_CHECK)
         poolConfig.setTestOnBorrow(true);
         try {
-            this.poolConnections = new OpenedInBackground(config.connectionUri(), timeoutMillis, false);
+            this.poolConnections = new OpenedInBackground(config.connectionUri(), timeoutMillis, false,
+                    this::dropIdleConnections);
             this.pool = new JedisPool(poolConfig, poolConnections);
-            this.probeConnections = new OpenedInBackground(config.connectionUri(), timeoutMillis, true);
+            this.probeConnections = new OpenedInBackground(config.connectionUri(), timeoutMillis, true, () -> { });
         } catch (RuntimeException e) {
             // the rule file's check refuses what the client would; should it differ, the
             // client's message repeats the URI, password included, so it is not passed on
@@ -250,13 +251,16 @@ public final class RedisStore implements AutoCloseable {
         /** The probe's connections: it runs on a store thread, and tests may call it on theirs. */
         private final boolean onAnyThread;
         private final int timeoutMillis;
+        /** Drops the pool's idle connections: run when one of them failed its idle check. */
+        private final Runnable onStale;
         /** When each open connection was opened ({@code System.nanoTime}), for {@link #openedAt}. */
         private final Map<Jedis, Long> opened = Collections.synchronizedMap(new IdentityHashMap<>());
 
-        OpenedInBackground(URI uri, int timeoutMillis, boolean onAnyThread) {
+        OpenedInBackground(URI uri, int timeoutMillis, boolean onAnyThread, Runnable onStale) {
             super(uri, timeoutMillis, timeoutMillis, null, null, serverIdentityChecked(), null);
             this.onAnyThread = onAnyThread;
             this.timeoutMillis = timeoutMillis;
+            this.onStale = onStale;
         }
 
         /** When {@code jedis} was opened, or {@code Long.MIN_VALUE} when it is not known (closed). */
@@ -273,20 +277,31 @@ public final class RedisStore implements AutoCloseable {
          * closed, failed, and left a new one to be closed before the next (the Redis review of the
          * thirty-fourth round). A connection that fails the PING is destroyed, and the pool lends
          * another or has one opened; a PING is safe to send where the call's script is not sent twice.
+         *
+         * <p>The PING has half the call's time left: a connection a NAT or a firewall dropped without
+         * a word answers nothing, and the other half is left for a new one. One that fails takes the
+         * pool's other idle connections with it: the pool lends the one given back last first, so
+         * they have all waited at least as long, and behind a dropping NAT each cost a call its
+         * whole timeout.
          */
         @Override
         public boolean validateObject(PooledObject<Jedis> pooled) {
             if (pooled.getIdleDuration().compareTo(IDLE_BEFORE_CHECK) < 0) {
                 return true;
             }
+            boolean answered;
             try {
                 long deadline = CALL_DEADLINE.get()[0];
                 Jedis jedis = pooled.getObject();
-                jedis.getConnection().setSoTimeout(deadline == 0 ? timeoutMillis : millisLeft(deadline));
-                return "PONG".equals(jedis.ping());
+                jedis.getConnection().setSoTimeout(deadline == 0 ? timeoutMillis : Math.max(1, millisLeft(deadline) / 2));
+                answered = "PONG".equals(jedis.ping());
             } catch (RuntimeException closedOrSilent) {
-                return false;
+                answered = false;
             }
+            if (!answered) {
+                onStale.run();
+            }
+            return answered;
         }
 
         @Override
@@ -439,6 +454,12 @@ public final class RedisStore implements AutoCloseable {
     private final AtomicInteger awaitingChange = new AtomicInteger();
     private final ReentrantLock changeLock = new ReentrantLock();
     private final Condition changeSignal = changeLock.newCondition();
+
+    /** Drops the idle connections (see {@link OpenedInBackground#validateObject}). */
+    private void dropIdleConnections() {
+        pool.clear();
+        poolChanged();
+    }
 
     private void poolChanged() {
         poolChanges.incrementAndGet();

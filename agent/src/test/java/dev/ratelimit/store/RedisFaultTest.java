@@ -739,6 +739,8 @@ class RedisFaultTest {
         private final List<java.net.Socket> sockets = new CopyOnWriteArrayList<>();
         /** Where new connections go; those open stay where they are (a failover behind one address). */
         private volatile int target;
+        /** Connections whose bytes are dropped from now on, without a word (a NAT that forgot them). */
+        private final java.util.Set<java.net.Socket> silenced = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
         SlowHandshakeProxy(int target, int slowReplies, long delayMillis) throws java.io.IOException {
             this.target = target;
@@ -759,8 +761,8 @@ class RedisFaultTest {
                         try {
                             java.net.Socket server = new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), this.target);
                             sockets.add(server);
-                            pump(client, server, 0, 0);
-                            pump(server, client, slowReplies, delayMillis);
+                            pump(client, server, 0, 0, silenced);
+                            pump(server, client, slowReplies, delayMillis, silenced);
                         } catch (java.io.IOException e) {
                             try {
                                 client.close();
@@ -777,7 +779,8 @@ class RedisFaultTest {
             acceptor.start();
         }
 
-        private static void pump(java.net.Socket from, java.net.Socket to, int slowChunks, long delayMillis) {
+        private static void pump(java.net.Socket from, java.net.Socket to, int slowChunks, long delayMillis,
+                java.util.Set<java.net.Socket> silenced) {
             Thread thread = new Thread(() -> {
                 byte[] buffer = new byte[8192];
                 try {
@@ -788,6 +791,9 @@ class RedisFaultTest {
                         }
                         if (chunk < slowChunks) {
                             Thread.sleep(delayMillis);
+                        }
+                        if (silenced.contains(from) || silenced.contains(to)) {
+                            continue;
                         }
                         to.getOutputStream().write(buffer, 0, read);
                     }
@@ -812,6 +818,11 @@ class RedisFaultTest {
 
         void retarget(int port) {
             target = port;
+        }
+
+        /** From now on, the connections open now carry nothing either way, and nothing says so. */
+        void silenceOpenConnections() {
+            silenced.addAll(sockets);
         }
 
         @Override
@@ -911,6 +922,48 @@ class RedisFaultTest {
         assertEquals(0, count("is not answering"), () -> messages().toString());
         assertEquals(0, count("failed a call"), () -> messages().toString());
         System.out.println("RedisFaultTest idle gaps: slowest call after a gap " + slowest + " ms");
+    }
+
+    /**
+     * Idle connections a NAT or a firewall forgot without a word (no reset, no end of stream): the
+     * idle check's PING has half the call's time, the connection fails it, the pool's other idle
+     * connections are dropped with it, and the call goes on over a new connection within its
+     * timeout. The PING once had all the time left: the call failed, and so did the next one for
+     * each idle connection the burst before had left (the Redis review of the thirty-fourth round).
+     */
+    @Test
+    void idleConnectionsDroppedWithoutAWordCostNoCall() throws Exception {
+        long timeout = 400;
+        try (SlowHandshakeProxy nat = new SlowHandshakeProxy(server.port(), 0, 0);
+                RedisStore behindNat = new RedisStore(new RedisConfig("redis://127.0.0.1:" + nat.port() + "/0",
+                        java.time.Duration.ofMillis(timeout), "rl-nat:"))) {
+            RedisLimiter limiter = new RedisLimiter(behindNat, reject.config());
+            assertAnsweredWithinSeconds(limiter, 10);
+            // a burst leaves several connections idle
+            java.util.concurrent.ExecutorService burst = java.util.concurrent.Executors.newFixedThreadPool(4);
+            try {
+                List<java.util.concurrent.Future<Long>> calls = new ArrayList<>();
+                for (int i = 0; i < 8; i++) {
+                    String key = "burst-" + i;
+                    calls.add(burst.submit(() -> limiter.acquire(key)));
+                }
+                for (java.util.concurrent.Future<Long> call : calls) {
+                    call.get();
+                }
+            } finally {
+                burst.shutdownNow();
+            }
+            Thread.sleep(1_200);
+            nat.silenceOpenConnections();
+            for (int i = 0; i < 3; i++) {
+                long started = System.nanoTime();
+                long outcome = limiter.acquire("after-silence-" + i);
+                long millis = (System.nanoTime() - started) / 1_000_000;
+                assertTrue(Outcome.isAllowed(outcome), "call " + i + " after the silence");
+                assertTrue(millis <= timeout + MARGIN_MILLIS, "call " + i + " took " + millis + " ms");
+            }
+            assertTrue(behindNat.isUp());
+        }
     }
 
     /** Calls both rules for {@code millis} and returns the slowest call. */
