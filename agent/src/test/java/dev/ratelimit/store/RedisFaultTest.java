@@ -905,6 +905,19 @@ class RedisFaultTest {
             admin.configSet("timeout", "1");
         }
         assertLimitingWorks("before-idle");
+        // a connection in steady use is never checked, however old: the idle time is counted
+        // from its last return to the pool, not from its opening
+        try (Jedis admin = server.client()) {
+            admin.configResetStat();
+        }
+        long busyUntil = System.nanoTime() + 1_500_000_000L;
+        for (int i = 0; System.nanoTime() < busyUntil; i++) {
+            assertTrue(Outcome.isAllowed(allow.decide(new Object[] {"busy-" + i}, null)));
+            Thread.sleep(20);
+        }
+        try (Jedis admin = server.client()) {
+            assertFalse(admin.info("commandstats").contains("cmdstat_ping:"), admin.info("commandstats"));
+        }
         long slowest = 0;
         for (int gap = 0; gap < 3; gap++) {
             // Redis closes clients idle for more than a second, on its next check of them
