@@ -72,12 +72,32 @@ public final class RedisStore implements AutoCloseable {
         ThreadPoolExecutor writer = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
                 task -> AgentThreads.daemon("rate-limit-agent-redis-log", task));
         writer.allowCoreThreadTimeOut(true);
+        // lines still queued when the JVM exits are written first, for at most a second: the
+        // writer's thread is a daemon, and a process that exits after an outage began (a batch
+        // job) lost its line (review of the thirty-fourth round's fixes)
+        try {
+            Runtime.getRuntime().addShutdownHook(AgentThreads.daemon("rate-limit-agent-redis-log-drain", () -> {
+                writer.shutdown();
+                try {
+                    writer.awaitTermination(1, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    // exiting
+                }
+            }));
+        } catch (IllegalStateException shuttingDown) {
+            // the JVM is exiting already
+        }
         return writer;
     }
 
-    /** Logs {@code line} at {@code level} on the log writer's thread. */
+    /** Logs {@code line} at {@code level} on the log writer's thread (on this one once the JVM is exiting). */
     private static Future<?> log(Level level, String line) {
-        return LOG_WRITER.submit(() -> LOG.log(level, line));
+        try {
+            return LOG_WRITER.submit(() -> LOG.log(level, line));
+        } catch (RejectedExecutionException exiting) {
+            LOG.log(level, line);
+            return java.util.concurrent.CompletableFuture.completedFuture(null);
+        }
     }
 
     /**
@@ -187,15 +207,17 @@ public final class RedisStore implements AutoCloseable {
     private static final ThreadLocal<Boolean> MAY_CONNECT = new ThreadLocal<>();
     /**
      * How long a connection may sit in the pool before it is asked for a PING on its next loan
-     * ({@link OpenedInBackground#validateObject}): Redis's shortest idle timeout ({@code timeout 1})
-     * closes a connection idle for more than a second.
+     * ({@link #stillOpen}): Redis's shortest idle timeout ({@code timeout 1}) closes a connection
+     * its server has not heard from for more than a second, counted from the server's side (the
+     * reply's way back earlier than the pool's), in whole seconds: a tenth of a second's margin.
      */
-    static final Duration IDLE_BEFORE_CHECK = Duration.ofSeconds(1);
+    static final Duration IDLE_BEFORE_CHECK = Duration.ofMillis(900);
     /**
-     * The deadline of the call under way on this thread ({@link #eval}), 0 outside one: for the
-     * idle check of a connection it borrows (validateObject) and the wait for its log line.
+     * The call under way on this thread ({@link #eval}): [0] its deadline, 0 outside one, for the
+     * idle check of a connection it borrows and the wait for its log line; [1] not 0 when the
+     * thread was interrupted while the idle check waited, to be set again when the call returns.
      */
-    private static final ThreadLocal<long[]> CALL_DEADLINE = ThreadLocal.withInitial(() -> new long[1]);
+    private static final ThreadLocal<long[]> CALL_DEADLINE = ThreadLocal.withInitial(() -> new long[2]);
     /** A connection the connector opened, for the pool's {@code makeObject} to take (see {@link #openIdleConnection}). */
     private static final ThreadLocal<PooledObject<Jedis>> HANDED_OVER = new ThreadLocal<>();
 
@@ -221,9 +243,9 @@ public final class RedisStore implements AutoCloseable {
         poolConfig.setTestOnBorrow(true);
         try {
             this.poolConnections = new OpenedInBackground(config.connectionUri(), timeoutMillis, false,
-                    this::dropIdleConnections);
+                    this::stillOpen);
             this.pool = new JedisPool(poolConfig, poolConnections);
-            this.probeConnections = new OpenedInBackground(config.connectionUri(), timeoutMillis, true, () -> { });
+            this.probeConnections = new OpenedInBackground(config.connectionUri(), timeoutMillis, true, jedis -> true);
         } catch (RuntimeException e) {
             // the rule file's check refuses what the client would; should it differ, the
             // client's message repeats the URI, password included, so it is not passed on
@@ -250,17 +272,15 @@ public final class RedisStore implements AutoCloseable {
     private static final class OpenedInBackground extends JedisFactory {
         /** The probe's connections: it runs on a store thread, and tests may call it on theirs. */
         private final boolean onAnyThread;
-        private final int timeoutMillis;
-        /** Drops the pool's idle connections: run when one of them failed its idle check. */
-        private final Runnable onStale;
+        /** The idle check ({@link RedisStore#stillOpen}), for a connection that sat in the pool a while. */
+        private final java.util.function.Predicate<Jedis> idleCheck;
         /** When each open connection was opened ({@code System.nanoTime}), for {@link #openedAt}. */
         private final Map<Jedis, Long> opened = Collections.synchronizedMap(new IdentityHashMap<>());
 
-        OpenedInBackground(URI uri, int timeoutMillis, boolean onAnyThread, Runnable onStale) {
+        OpenedInBackground(URI uri, int timeoutMillis, boolean onAnyThread, java.util.function.Predicate<Jedis> idleCheck) {
             super(uri, timeoutMillis, timeoutMillis, null, null, serverIdentityChecked(), null);
             this.onAnyThread = onAnyThread;
-            this.timeoutMillis = timeoutMillis;
-            this.onStale = onStale;
+            this.idleCheck = idleCheck;
         }
 
         /** When {@code jedis} was opened, or {@code Long.MIN_VALUE} when it is not known (closed). */
@@ -271,37 +291,13 @@ public final class RedisStore implements AutoCloseable {
 
         /**
          * Whether a connection about to be lent may be used: one that sat in the pool for
-         * {@link #IDLE_BEFORE_CHECK} or longer is asked for a PING first, within the borrowing
-         * call's deadline. A server's idle timeout (Redis's {@code timeout}, a load balancer's) closes
-         * such connections; with traffic sparser than that timeout, every call found its connection
-         * closed, failed, and left a new one to be closed before the next (the Redis review of the
-         * thirty-fourth round). A connection that fails the PING is destroyed, and the pool lends
-         * another or has one opened; a PING is safe to send where the call's script is not sent twice.
-         *
-         * <p>The PING has half the call's time left: a connection a NAT or a firewall dropped without
-         * a word answers nothing, and the other half is left for a new one. One that fails takes the
-         * pool's other idle connections with it: the pool lends the one given back last first, so
-         * they have all waited at least as long, and behind a dropping NAT each cost a call its
-         * whole timeout.
+         * {@link #IDLE_BEFORE_CHECK} or longer goes through the idle check first
+         * ({@link RedisStore#stillOpen}); a connection that fails it is destroyed, and the pool lends
+         * another or has one opened.
          */
         @Override
         public boolean validateObject(PooledObject<Jedis> pooled) {
-            if (pooled.getIdleDuration().compareTo(IDLE_BEFORE_CHECK) < 0) {
-                return true;
-            }
-            boolean answered;
-            try {
-                long deadline = CALL_DEADLINE.get()[0];
-                Jedis jedis = pooled.getObject();
-                jedis.getConnection().setSoTimeout(deadline == 0 ? timeoutMillis : Math.max(1, millisLeft(deadline) / 2));
-                answered = "PONG".equals(jedis.ping());
-            } catch (RuntimeException closedOrSilent) {
-                answered = false;
-            }
-            if (!answered) {
-                onStale.run();
-            }
-            return answered;
+            return pooled.getIdleDuration().compareTo(IDLE_BEFORE_CHECK) < 0 || idleCheck.test(pooled.getObject());
         }
 
         @Override
@@ -316,8 +312,11 @@ public final class RedisStore implements AutoCloseable {
                     throw NotOnThisThread.INSTANCE;
                 }
             }
+            // when the opening began: a connection whose opening began before a drop for a
+            // replica's reply may still reach the old server (see eval)
+            long began = System.nanoTime();
             PooledObject<Jedis> made = super.makeObject();
-            opened.put(made.getObject(), System.nanoTime());
+            opened.put(made.getObject(), began);
             return made;
         }
 
@@ -455,10 +454,74 @@ public final class RedisStore implements AutoCloseable {
     private final ReentrantLock changeLock = new ReentrantLock();
     private final Condition changeSignal = changeLock.newCondition();
 
-    /** Drops the idle connections (see {@link OpenedInBackground#validateObject}). */
-    private void dropIdleConnections() {
-        pool.clear();
-        poolChanged();
+    /**
+     * The idle check of a connection that sat in the pool for {@link #IDLE_BEFORE_CHECK} or longer,
+     * before a call uses it: a PING. A server's idle timeout (Redis's {@code timeout}, a load
+     * balancer's) closes such connections; with traffic sparser than that timeout, every call found
+     * its connection closed, failed, and left a new one to be closed before the next (the Redis
+     * review of the thirty-fourth round). A PING is safe to send where the call's script is not
+     * sent twice.
+     *
+     * <p>The PING has half the call's time left: a connection a NAT or a firewall dropped without
+     * a word answers nothing, and the other half is left for a new one. With no time left there is
+     * no check (the call fails on its own deadline; its connection is not destroyed for that). One
+     * that fails takes the pool's other idle connections with it: the pool lends the one given back
+     * last first, so they have all waited at least as long, and behind a dropping NAT each cost a
+     * call its whole timeout. (A server that stalls past that half loses them too: they are opened
+     * again as calls need them.) On a virtual thread the PING runs on a thread of the store's, as
+     * the command does ({@link #commandElsewhere}): an interrupt would close the socket.
+     */
+    private boolean stillOpen(Jedis jedis) {
+        long[] call = CALL_DEADLINE.get();
+        long budgetNanos = timeoutNanos;
+        if (call[0] != 0) {
+            long left = call[0] - System.nanoTime();
+            if (left <= 0) {
+                return true;
+            }
+            budgetNanos = left / 2;
+        }
+        int millis = (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(budgetNanos));
+        boolean answered = commandsElsewhere.getAsBoolean() ? pingElsewhere(jedis, millis, call) : ping(jedis, millis);
+        if (!answered) {
+            pool.clear();
+            poolChanged();
+        }
+        return answered;
+    }
+
+    private static boolean ping(Jedis jedis, int millis) {
+        try {
+            jedis.getConnection().setSoTimeout(millis);
+            return "PONG".equals(jedis.ping());
+        } catch (RuntimeException closedOrSilent) {
+            return false;
+        }
+    }
+
+    /** {@link #ping} on a thread of the store's, waited for as long as the PING may take. */
+    private boolean pingElsewhere(Jedis jedis, int millis, long[] call) {
+        Future<Boolean> running;
+        try {
+            running = commands.submit(() -> ping(jedis, millis));
+        } catch (RejectedExecutionException closedStore) {
+            return false;
+        }
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        while (true) {
+            try {
+                return running.get(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                // the application's interrupt: set again when the call returns (eval)
+                call[1] = 1;
+            } catch (TimeoutException e) {
+                // destroyed by the pool, which closes it under the PING still running
+                running.cancel(true);
+                return false;
+            } catch (ExecutionException e) {
+                return false;
+            }
+        }
     }
 
     private void poolChanged() {
@@ -600,6 +663,11 @@ public final class RedisStore implements AutoCloseable {
             }
         } catch (JedisConnectionException e) {
             markDown(e);
+        } catch (redis.clients.jedis.exceptions.JedisDataException e) {
+            // the server (or a proxy that routes by key: SCRIPT LOAD names none) refused the
+            // load: calls send the script itself when the server does not know it (command)
+            log(Level.DEBUG, "rate-limit-agent: Redis at " + config.maskedUri() + " did not load the scripts at"
+                    + " warm-up (" + e.getMessage() + "); calls send them when it asks");
         } catch (JedisException e) {
             logFailure("warm-up", e, false);
         } finally {
@@ -628,6 +696,7 @@ public final class RedisStore implements AutoCloseable {
         long deadline = System.nanoTime() + timeoutNanos;
         long[] call = CALL_DEADLINE.get();
         call[0] = deadline;
+        call[1] = 0;
         boolean borrowed = false;
         Jedis jedis = null;
         // The application's interrupt is not meant for the agent: cleared for the call, set again
@@ -716,6 +785,11 @@ public final class RedisStore implements AutoCloseable {
             throw failed(message != null && message.startsWith("OOM") ? "out of memory" : "error", e);
         } finally {
             call[0] = 0;
+            if (call[1] != 0) {
+                // interrupted while the idle check of its connection waited (stillOpen)
+                interrupted[0] = true;
+                call[1] = 0;
+            }
             if (jedis != null) {
                 release(jedis);
             }

@@ -715,7 +715,7 @@ class ConfigLoaderTest {
     /**
      * A file the system will not read is refused with the system's reason: a symbolic link loop
      * read "cannot read the rule file (FileSystemException)" (review item L7 of the thirty-third
-     * round). Linux's words for the loop.
+     * round). The system's words for the loop (Linux's and macOS's begin alike).
      */
     @Test
     void anUnreadableFileSaysWhy() throws Exception {
@@ -724,9 +724,9 @@ class ConfigLoaderTest {
         Files.createSymbolicLink(a, b.getFileName());
         Files.createSymbolicLink(b, a.getFileName());
         ConfigException loop = assertThrows(ConfigException.class, () -> ConfigLoader.loadFile(a));
-        assertEquals(List.of(a + ":1:1: cannot read the rule file (Too many levels of symbolic links or unable to access"
-                + " attributes of symbolic link)"),
-                loop.errors().stream().map(ConfigError::format).collect(Collectors.toList()));
+        assertEquals(1, loop.errors().size());
+        String error = loop.errors().get(0).format();
+        assertTrue(error.startsWith(a + ":1:1: cannot read the rule file (Too many levels of symbolic links"), error);
     }
 
     /**

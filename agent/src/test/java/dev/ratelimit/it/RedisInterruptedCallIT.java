@@ -54,6 +54,29 @@ class RedisInterruptedCallIT {
     }
 
     /**
+     * The same interrupt while the idle check's PING waits (the pool's connection sat idle past
+     * it): on a virtual thread the PING ran on the calling thread, the interrupt closed its socket,
+     * and the check took the connection for closed and dropped it (the review of the thirty-fourth
+     * round's fixes). The PING runs where the command runs; the call is answered on the same
+     * connection, and the thread is still interrupted after it.
+     */
+    @Test
+    void anInterruptDuringTheIdleCheckNeitherFailsTheCallNorClosesItsConnection() throws Exception {
+        try (RedisServer server = RedisServer.start()) {
+            Path rules = rules(server, "interrupted-idle-check", "3s");
+            boolean sawVirtual = false;
+            for (Path jdk : Jdks.all().toList()) {
+                ForkedJvm.Result result = run(jdk, rules, "InterruptedMidCallMain", "idle-check-" + jdk.getFileName(),
+                        Integer.toString(server.port()), "idle");
+                assertEquals(0, result.exitCode, result::toString);
+                assertTrue(result.stdout.contains("RESULT answered=3 interrupted=3 opened=0 "), result::toString);
+                sawVirtual |= result.stdout.contains(" virtual=true");
+            }
+            assertTrue(sawVirtual, "no JDK with virtual threads among the tests' JDKs");
+        }
+    }
+
+    /**
      * A call on a virtual thread, whose command runs on one of the store's threads, still ends
      * within the store's timeout (plus a margin) when the server stalls, and its rule's on-error
      * decides it: the calling thread waits for the command no longer than the call's deadline.

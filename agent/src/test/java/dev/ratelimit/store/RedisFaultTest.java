@@ -904,37 +904,43 @@ class RedisFaultTest {
         try (Jedis admin = server.client()) {
             admin.configSet("timeout", "1");
         }
-        assertLimitingWorks("before-idle");
-        // a connection in steady use is never checked, however old: the idle time is counted
-        // from its last return to the pool, not from its opening
-        try (Jedis admin = server.client()) {
-            admin.configResetStat();
-        }
-        long busyUntil = System.nanoTime() + 1_500_000_000L;
-        for (int i = 0; System.nanoTime() < busyUntil; i++) {
-            assertTrue(Outcome.isAllowed(allow.decide(new Object[] {"busy-" + i}, null)));
-            Thread.sleep(20);
-        }
-        try (Jedis admin = server.client()) {
-            assertFalse(admin.info("commandstats").contains("cmdstat_ping:"), admin.info("commandstats"));
-        }
-        long slowest = 0;
-        for (int gap = 0; gap < 3; gap++) {
-            // Redis closes clients idle for more than a second, on its next check of them
-            Thread.sleep(2_500);
-            String key = "after-idle-" + gap;
-            long[] outcome = new long[1];
-            slowest = Math.max(slowest, timed(() -> outcome[0] = reject.decide(new Object[] {key}, null)));
-            assertTrue(Outcome.isAllowed(outcome[0]), "the call after " + (gap + 1) + " idle gaps is decided by Redis");
+        // a timeout of its own, far above what a new connection takes on a loaded machine: the
+        // subject is whether the calls are decided, not how fast
+        try (RedisStore patient = new RedisStore(new RedisConfig(server.uri(), java.time.Duration.ofSeconds(1),
+                "rl-idle:"))) {
+            RedisLimiter limiter = new RedisLimiter(patient, reject.config());
+            assertAnsweredWithinSeconds(limiter, 10);
+            // a connection in steady use is never checked, however old: the idle time is counted
+            // from its last return to the pool, not from its opening
             try (Jedis admin = server.client()) {
-                assertEquals(1, admin.keys(store.keyPrefix() + "{strict|" + key + "}:*").size(),
-                        () -> "counted in Redis; keys: " + admin.keys("*"));
+                admin.configResetStat();
             }
+            long busyUntil = System.nanoTime() + 1_500_000_000L;
+            for (int i = 0; System.nanoTime() < busyUntil; i++) {
+                assertTrue(Outcome.isAllowed(limiter.acquire("busy-" + i)));
+                Thread.sleep(20);
+            }
+            try (Jedis admin = server.client()) {
+                assertFalse(admin.info("commandstats").contains("cmdstat_ping:"), admin.info("commandstats"));
+            }
+            long slowest = 0;
+            for (int gap = 0; gap < 3; gap++) {
+                // Redis closes clients idle for more than a second, on its next check of them
+                Thread.sleep(2_500);
+                String key = "after-idle-" + gap;
+                long[] outcome = new long[1];
+                // a call the store failed throws StoreUnavailableException (its rule's on-error decides it)
+                slowest = Math.max(slowest, timed(() -> outcome[0] = limiter.acquire(key)));
+                assertTrue(Outcome.isAllowed(outcome[0]), "the call after " + (gap + 1) + " idle gaps");
+                try (Jedis admin = server.client()) {
+                    assertEquals(1, admin.keys("rl-idle:{strict|" + key + "}:*").size(),
+                            () -> "counted in Redis; keys: " + admin.keys("*"));
+                }
+            }
+            assertEquals(0, count("is not answering"), () -> messages().toString());
+            assertEquals(0, count("failed a call"), () -> messages().toString());
+            System.out.println("RedisFaultTest idle gaps: slowest call after a gap " + slowest + " ms");
         }
-        assertEquals(0, reject.metrics().storeErrors(), () -> messages().toString());
-        assertEquals(0, count("is not answering"), () -> messages().toString());
-        assertEquals(0, count("failed a call"), () -> messages().toString());
-        System.out.println("RedisFaultTest idle gaps: slowest call after a gap " + slowest + " ms");
     }
 
     /**
