@@ -375,6 +375,47 @@ class AttachIT {
     }
 
     /**
+     * A loaded class the JVM will not retransform because it is in the error state (its static
+     * initializer failed: {@code InternalError: class redefinition failed: invalid class}, an
+     * {@code Error} that is no {@code LinkageError}) costs that class alone: the other classes of
+     * the batch are retransformed one at a time, and the attach finishes. The error once ended the
+     * attach half done: nothing loaded was limited, no MBean, no watcher, and every later attach
+     * was refused (test-app-jetty's Spring adapter classes; the review of the thirty-fourth round).
+     */
+    @ParameterizedTest(name = "on {0}")
+    @MethodSource("jdks")
+    void aClassInTheErrorStateCostsOnlyItselfItsRetransform(Path jdk) throws Exception {
+        WindowGuard.awayFromBoundary(3_600_000, ATTACH_MARGIN_MILLIS);
+        Path rules = Files.writeString(dir.resolve("send.yaml"), "version: 1\nrules:\n  - name: send\n    match:\n"
+                + "      method: dev.ratelimit.fixture.BrokenClassBesideAttachMain*#send\n    key: global\n"
+                + "    limit: 3\n    window: 1h\n");
+        Process target = new ProcessBuilder(jdk.resolve("bin/java").toString(), "-cp", ForkedJvm.applicationClassPath(),
+                "dev.ratelimit.fixture.BrokenClassBesideAttachMain").redirectErrorStream(true).start();
+        try {
+            java.io.BufferedReader out = new java.io.BufferedReader(
+                    new java.io.InputStreamReader(target.getInputStream(), java.nio.charset.StandardCharsets.UTF_8));
+            StringBuilder output = new StringBuilder();
+            for (String line = out.readLine(); line != null && !line.equals("READY"); line = out.readLine()) {
+                output.append(line).append('\n');
+            }
+            ForkedJvm.Result attached = attach(jdk, target.pid(), rules);
+            assertEquals(0, attached.exitCode, () -> attached + "\n" + output);
+            for (String line = out.readLine(); line != null; line = out.readLine()) {
+                output.append(line).append('\n');
+            }
+            assertTrue(target.waitFor(60, TimeUnit.SECONDS), output::toString);
+            String printed = output.toString();
+            assertTrue(printed.contains("RESULT brokenFailed=true"), "the case under test: " + printed);
+            assertTrue(printed.contains("could not retransform dev.ratelimit.fixture.BrokenClassBesideAttachMain$Broken"),
+                    printed);
+            assertTrue(printed.contains("RESULT passed=3\n"), printed);
+            assertTrue(printed.contains("RESULT rejected=3\n"), printed);
+        } finally {
+            target.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
      * A class loader that fails when the attach's scan of loaded classes asks it for a class file
      * (an {@code AssertionError} of its own) costs that class its look, not the attach: the attach
      * reports a start, and the classes loaded after it are limited. The error once escaped after
