@@ -133,7 +133,10 @@ public final class AgentInstaller {
             configureLogging(options.log);
             RuleSet ruleSet = load(options, configPath, true);
             if (ruleSet != null) {
-                start(instrumentation, configPath, ruleSet, null, null);
+                // the files as they were read, as at start-up: taken after the retransformation
+                // (seconds), a token file rotated meanwhile was never read again, the revoked
+                // token exempt (review of attach and reload, thirty-fourth round)
+                start(instrumentation, configPath, ruleSet, null, RuleFileWatcher.baseline(configPath, ruleSet));
             }
             return;
         }
