@@ -199,6 +199,32 @@ class MethodSitesTest {
     }
 
     /**
+     * A reload that keys a method's rule on an argument its woven code does not pass: until the
+     * class is retransformed (its site with the arguments takes the calls), the site keeps the rule
+     * it had. Bound to the new rules alone it had none, and the method ran unlimited through the
+     * retransformation (review of attach and reload, thirty-fourth round).
+     */
+    @Test
+    void aSiteWithoutTheArgumentsANewRuleKeysOnKeepsItsRuleUntilRewoven() throws Exception {
+        MethodSites sites = new MethodSites(book(SEND_LIMIT_3));
+        int send = register(sites, "app.Svc", "send", "(Ljava/lang/String;)V", "Svc", false, false, null);
+        ActiveRule before = sites.rulesOf(send)[0];
+        sites.rebind(book(SEND_LIMIT_3.replace("    limit: 3", "    key: arg0\n    limit: 3")));
+        assertEquals(1, sites.rulesOf(send).length, "the site without arguments keeps its rule");
+        assertSame(before, sites.rulesOf(send)[0]);
+        for (int i = 0; i < 3; i++) {
+            assertNull(sites.enter(send, null), "call " + i + " allowed");
+        }
+        assertInstanceOf(RateLimitExceededException.class, sites.enter(send, null), "the old rule still limits");
+        // the class rewoven: its site with the arguments is bound to the new rule
+        int rewoven = register(sites, "app.Svc", "send", "(Ljava/lang/String;)V", "Svc", true, false, null);
+        assertTrue(sites.rulesOf(rewoven)[0].usesArguments(), "bound to the rule keyed on arg0");
+        // a reload that leaves the rule unkeyed again binds the old site as usual
+        sites.rebind(book(SEND_LIMIT_3.replace("limit: 3", "limit: 4")));
+        assertEquals(4, sites.rulesOf(send)[0].config().limits().get(0).limit());
+    }
+
+    /**
      * A limited method called while serving a request whose token header was forged: the method's
      * rule counts it in ForgedTokens, as an HTTP rule does. Only HTTP rules once counted it.
      */
