@@ -594,9 +594,8 @@ public final class AgentInstaller {
 
     /** An inline rule was created: give it its MBean. */
     private void ruleCreated() {
-        RuleBook book = rules;
-        if (book != null) {
-            jmx.sync(book.names());
+        if (rules != null) {
+            jmx.sync(() -> rules.names());
         }
     }
 
@@ -614,7 +613,7 @@ public final class AgentInstaller {
         RuleBook book = new RuleBook(next, limiters, old, this::ruleCreated);
         rules = book;
         sites.rebind(book);
-        jmx.sync(book.names());
+        jmx.sync(() -> rules.names());
         if (limiters != old.limiters()) {
             old.limiters().retire();
         }

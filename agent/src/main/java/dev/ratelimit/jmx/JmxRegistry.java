@@ -63,6 +63,16 @@ public final class JmxRegistry {
     }
 
     /** Makes the registered rule MBeans match {@code names}; nothing before {@link #attach}. */
+    /**
+     * As {@link #sync(Collection)}, with the names read under this registry's lock: of two syncs
+     * racing (a reload's, and an inline rule's made under the book it replaced), the last one
+     * then registers the newest names, where it could put back the names the reload removed
+     * (review of attach and reload, thirty-fourth round).
+     */
+    public synchronized void sync(java.util.function.Supplier<? extends Collection<String>> names) {
+        sync(names.get());
+    }
+
     public synchronized void sync(Collection<String> names) {
         if (server == null) {
             return;
