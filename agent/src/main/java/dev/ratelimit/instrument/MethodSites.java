@@ -114,6 +114,9 @@ final class MethodSites implements MethodGate {
             // inline rules made under the old book since the new one was made: none is made
             // under it once this lock is let go
             newRules.takeInlineRules(rules);
+            // the rules a site may keep (below) count on the old book's store: not once a reload
+            // replaced it, which closes within a minute (every call would then follow on-error)
+            boolean sameStore = rules.limiters() == newRules.limiters();
             rules = newRules;
             MethodSite[] current = sites;
             ActiveRule[][] rebound = new ActiveRule[current.length][];
@@ -124,7 +127,7 @@ final class MethodSites implements MethodGate {
                 // alone it had none, and the method ran unlimited through the retransformation
                 // (184 calls past a limit of 5 in a review's run: review of attach and reload,
                 // thirty-fourth round). Should its class be refused, it keeps them.
-                rebound[i] = newRules.needsArguments(current[i]) ? bindings[i] : newRules.rulesFor(current[i]);
+                rebound[i] = sameStore && newRules.needsArguments(current[i]) ? bindings[i] : newRules.rulesFor(current[i]);
             }
             for (int i = 0; i < current.length; i++) {
                 markNesting(current, rebound, i);

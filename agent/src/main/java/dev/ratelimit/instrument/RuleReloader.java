@@ -60,9 +60,7 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
         long started = System.nanoTime();
         try {
             agent.apply(rules);
-        } catch (RuntimeException | LinkageError | InternalError e) {
-            // InternalError: the JVM's refusal to retransform a class, should one escape
-            // Retransformation; it reached the watcher, which took the version for applied
+        } catch (RuntimeException e) {
             RateLimitBridge.agentError("applying reloaded rules", e, "the previous rules stay in force");
             settle("reload failed inside the agent (" + e + "); the previous rules stay in force");
             return;

@@ -62,7 +62,6 @@ public final class JmxRegistry {
         return true;
     }
 
-    /** Makes the registered rule MBeans match {@code names}; nothing before {@link #attach}. */
     /**
      * As {@link #sync(Collection)}, with the names read under this registry's lock: of two syncs
      * racing (a reload's, and an inline rule's made under the book it replaced), the last one
@@ -73,6 +72,7 @@ public final class JmxRegistry {
         sync(names.get());
     }
 
+    /** Makes the registered rule MBeans match {@code names}; nothing before {@link #attach}. */
     public synchronized void sync(Collection<String> names) {
         if (server == null) {
             return;

@@ -90,12 +90,14 @@ public final class RedisStore implements AutoCloseable {
         return writer;
     }
 
-    /** Logs {@code line} at {@code level} on the log writer's thread (on this one once the JVM is exiting). */
+    /** Logs {@code line} at {@code level} on the log writer's thread (on one of its own once the JVM is exiting). */
     private static Future<?> log(Level level, String line) {
         try {
             return LOG_WRITER.submit(() -> LOG.log(level, line));
         } catch (RejectedExecutionException exiting) {
-            LOG.log(level, line);
+            // the JVM is exiting: on a thread of its own, since the caller may hold outageLog,
+            // and a logger's lock must never be taken under it
+            AgentThreads.daemon("rate-limit-agent-redis-log", () -> LOG.log(level, line)).start();
             return java.util.concurrent.CompletableFuture.completedFuture(null);
         }
     }
@@ -105,9 +107,11 @@ public final class RedisStore implements AutoCloseable {
      * before the call returns, unless the logger is slow); elsewhere (the probe, a reload), not at all.
      */
     private static void awaitWritten(Future<?> written) {
-        long deadline = CALL_DEADLINE.get()[0];
-        long left = deadline - System.nanoTime();
-        if (deadline == 0 || left <= 0) {
+        long[] call = CALL_DEADLINE.get();
+        long left = call[0] - System.nanoTime();
+        // not on the writer's own thread (a limited call made by a log handler): its line is
+        // queued behind the line being written, and would take the call's whole timeout
+        if (call[0] == 0 || left <= 0 || Thread.currentThread().getName().equals("rate-limit-agent-redis-log")) {
             return;
         }
         try {
@@ -115,8 +119,8 @@ public final class RedisStore implements AutoCloseable {
         } catch (TimeoutException | ExecutionException slowOrFailed) {
             // written later, or the logger's own failure: not the call's
         } catch (InterruptedException e) {
-            // the application's interrupt, kept for it
-            Thread.currentThread().interrupt();
+            // the application's interrupt: set again when the call returns (eval), as any
+            call[1] = 1;
         }
     }
 
@@ -212,6 +216,8 @@ public final class RedisStore implements AutoCloseable {
      * reply's way back earlier than the pool's), in whole seconds: a tenth of a second's margin.
      */
     static final Duration IDLE_BEFORE_CHECK = Duration.ofMillis(900);
+    /** The least time the idle check's PING is given; with less, there is no check. */
+    private static final long MIN_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     /**
      * The call under way on this thread ({@link #eval}): [0] its deadline, 0 outside one, for the
      * idle check of a connection it borrows and the wait for its log line; [1] not 0 when the
@@ -241,6 +247,11 @@ public final class RedisStore implements AutoCloseable {
         // each borrowed connection goes through OpenedInBackground.validateObject, which looks at
         // the server only when the connection sat idle a while (IDLE_BEFORE_CHECK)
         poolConfig.setTestOnBorrow(true);
+        // no evictor thread: evict() is called when an idle check fails, and drops the idle
+        // connections that have waited as long as the one that failed (stillOpen)
+        poolConfig.setMinEvictableIdleDuration(IDLE_BEFORE_CHECK);
+        poolConfig.setNumTestsPerEvictionRun(-1);
+        poolConfig.setTimeBetweenEvictionRuns(Duration.ofMillis(-1));
         try {
             this.poolConnections = new OpenedInBackground(config.connectionUri(), timeoutMillis, false,
                     this::stillOpen);
@@ -475,16 +486,21 @@ public final class RedisStore implements AutoCloseable {
         long[] call = CALL_DEADLINE.get();
         long budgetNanos = timeoutNanos;
         if (call[0] != 0) {
-            long left = call[0] - System.nanoTime();
-            if (left <= 0) {
-                return true;
-            }
-            budgetNanos = left / 2;
+            budgetNanos = (call[0] - System.nanoTime()) / 2;
+        }
+        if (budgetNanos < MIN_CHECK_NANOS) {
+            // too little time for a PING a healthy server answers: the call's command decides
+            return true;
         }
         int millis = (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(budgetNanos));
         boolean answered = commandsElsewhere.getAsBoolean() ? pingElsewhere(jedis, millis, call) : ping(jedis, millis);
         if (!answered) {
-            pool.clear();
+            // the idle connections as old as this one, not those given back meanwhile
+            try {
+                pool.evict();
+            } catch (Exception e) {
+                pool.clear();
+            }
             poolChanged();
         }
         return answered;
@@ -658,16 +674,20 @@ public final class RedisStore implements AutoCloseable {
     /** Opens a connection and loads the scripts before the first call needs them. */
     private void warmUp() {
         try (Jedis jedis = pool.getResource()) {
-            for (RedisScript script : List.of(fixedWindow, slidingWindow, tokenBucket)) {
-                jedis.scriptLoad(script.text);
+            try {
+                for (RedisScript script : List.of(fixedWindow, slidingWindow, tokenBucket)) {
+                    jedis.scriptLoad(script.text);
+                }
+            } catch (redis.clients.jedis.exceptions.JedisDataException refused) {
+                // the server (or a proxy that routes by key: SCRIPT LOAD names none) refused the
+                // load: calls send the script itself when the server does not know it (command).
+                // Only the load's refusal: a wrong password refused the connection above, and is
+                // a warning as before (review of the thirty-fourth round's last fixes)
+                log(Level.DEBUG, "rate-limit-agent: Redis at " + config.maskedUri() + " did not load the scripts at"
+                        + " warm-up (" + refused.getMessage() + "); calls send them when it asks");
             }
         } catch (JedisConnectionException e) {
             markDown(e);
-        } catch (redis.clients.jedis.exceptions.JedisDataException e) {
-            // the server (or a proxy that routes by key: SCRIPT LOAD names none) refused the
-            // load: calls send the script itself when the server does not know it (command)
-            log(Level.DEBUG, "rate-limit-agent: Redis at " + config.maskedUri() + " did not load the scripts at"
-                    + " warm-up (" + e.getMessage() + "); calls send them when it asks");
         } catch (JedisException e) {
             logFailure("warm-up", e, false);
         } finally {
@@ -695,6 +715,9 @@ public final class RedisStore implements AutoCloseable {
         }
         long deadline = System.nanoTime() + timeoutNanos;
         long[] call = CALL_DEADLINE.get();
+        // a call made inside this one on the same thread (a log handler's) restores its caller's
+        long outerDeadline = call[0];
+        long outerInterrupted = call[1];
         call[0] = deadline;
         call[1] = 0;
         boolean borrowed = false;
@@ -784,12 +807,12 @@ public final class RedisStore implements AutoCloseable {
             // the server answered with an error, or the pool had no connection in time
             throw failed(message != null && message.startsWith("OOM") ? "out of memory" : "error", e);
         } finally {
-            call[0] = 0;
             if (call[1] != 0) {
-                // interrupted while the idle check of its connection waited (stillOpen)
+                // interrupted while the idle check of its connection or its log line waited
                 interrupted[0] = true;
-                call[1] = 0;
             }
+            call[0] = outerDeadline;
+            call[1] = outerInterrupted;
             if (jedis != null) {
                 release(jedis);
             }

@@ -32,6 +32,12 @@ class MethodSitesTest {
         return new RuleBook(set, LimiterFactory.of(set.store()), null, () -> { });
     }
 
+    /** The book a reload makes of {@code rules}: the old book's store kept, as when the store settings did not change. */
+    private static RuleBook reloaded(RuleBook old, String rules) throws Exception {
+        RuleSet set = ConfigLoader.parse("version: 1\nrules:\n" + rules, "r.yaml", Path.of("."), name -> null);
+        return new RuleBook(set, LimiterFactory.forReload(old.limiters(), set.store()), old, () -> { });
+    }
+
     private static final String SEND_LIMIT_3 = "  - name: send\n    match:\n      method: app.Svc#send\n"
             + "    limit: 3\n    window: 1h\n";
 
@@ -206,10 +212,12 @@ class MethodSitesTest {
      */
     @Test
     void aSiteWithoutTheArgumentsANewRuleKeysOnKeepsItsRuleUntilRewoven() throws Exception {
-        MethodSites sites = new MethodSites(book(SEND_LIMIT_3));
+        RuleBook first = book(SEND_LIMIT_3);
+        MethodSites sites = new MethodSites(first);
         int send = register(sites, "app.Svc", "send", "(Ljava/lang/String;)V", "Svc", false, false, null);
         ActiveRule before = sites.rulesOf(send)[0];
-        sites.rebind(book(SEND_LIMIT_3.replace("    limit: 3", "    key: arg0\n    limit: 3")));
+        RuleBook keyed = reloaded(first, SEND_LIMIT_3.replace("    limit: 3", "    key: arg0\n    limit: 3"));
+        sites.rebind(keyed);
         assertEquals(1, sites.rulesOf(send).length, "the site without arguments keeps its rule");
         assertSame(before, sites.rulesOf(send)[0]);
         for (int i = 0; i < 3; i++) {
@@ -220,8 +228,14 @@ class MethodSitesTest {
         int rewoven = register(sites, "app.Svc", "send", "(Ljava/lang/String;)V", "Svc", true, false, null);
         assertTrue(sites.rulesOf(rewoven)[0].usesArguments(), "bound to the rule keyed on arg0");
         // a reload that leaves the rule unkeyed again binds the old site as usual
-        sites.rebind(book(SEND_LIMIT_3.replace("limit: 3", "limit: 4")));
+        sites.rebind(reloaded(keyed, SEND_LIMIT_3.replace("limit: 3", "limit: 4")));
         assertEquals(4, sites.rulesOf(send)[0].config().limits().get(0).limit());
+        // a reload that replaced the store: the old rules would count on a store about to close,
+        // so the site takes the new rules (none, until it is rewoven), not the old ones
+        MethodSites other = new MethodSites(book(SEND_LIMIT_3));
+        int elsewhere = register(other, "app.Svc", "send", "(Ljava/lang/String;)V", "Svc", false, false, null);
+        other.rebind(book(SEND_LIMIT_3.replace("    limit: 3", "    key: arg0\n    limit: 3")));
+        assertEquals(0, other.rulesOf(elsewhere).length);
     }
 
     /**

@@ -958,20 +958,11 @@ class RedisFaultTest {
                         java.time.Duration.ofMillis(timeout), "rl-nat:"))) {
             RedisLimiter limiter = new RedisLimiter(behindNat, reject.config());
             assertAnsweredWithinSeconds(limiter, 10);
-            // a burst leaves several connections idle
-            java.util.concurrent.ExecutorService burst = java.util.concurrent.Executors.newFixedThreadPool(4);
-            try {
-                List<java.util.concurrent.Future<Long>> calls = new ArrayList<>();
-                for (int i = 0; i < 8; i++) {
-                    String key = "burst-" + i;
-                    calls.add(burst.submit(() -> limiter.acquire(key)));
-                }
-                for (java.util.concurrent.Future<Long> call : calls) {
-                    call.get();
-                }
-            } finally {
-                burst.shutdownNow();
+            // several connections idle, as a burst leaves them
+            for (int i = 0; i < 4; i++) {
+                behindNat.connector.submit(behindNat::openIdleConnection).get(5, java.util.concurrent.TimeUnit.SECONDS);
             }
+            assertTrue(behindNat.pool.getNumIdle() >= 3, "idle connections: " + behindNat.pool.getNumIdle());
             Thread.sleep(1_200);
             nat.silenceOpenConnections();
             for (int i = 0; i < 3; i++) {
@@ -1326,8 +1317,12 @@ class RedisFaultTest {
         try {
             caller.start();
             assertTrue(beginning.await(10, java.util.concurrent.TimeUnit.SECONDS), "the store was marked down");
+            long held = System.nanoTime();
             caller.join(10_000);
+            long waited = (System.nanoTime() - held) / 1_000_000;
             assertFalse(caller.isAlive(), "the call that marked the store down did not wait for the log");
+            assertTrue(waited <= TIMEOUT_MILLIS + MARGIN_MILLIS, "it waited for the held line past its timeout: "
+                    + waited + " ms");
             store.closeAfterCallsInFlight();
             assertEquals(List.of(), order, "no end line before the begin line");
             release.countDown();
