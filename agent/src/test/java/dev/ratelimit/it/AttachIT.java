@@ -344,8 +344,25 @@ class AttachIT {
     void anApplicationsCatchSeesTheRejectionsAfterAnAttach(Path jdk) throws Exception {
         WindowGuard.awayFromBoundary(3_600_000, ATTACH_MARGIN_MILLIS);
         Path rules = Files.writeString(dir.resolve("empty.yaml"), "version: 1\nrules: []\n");
+        String printed = attachedWhenReady(jdk, "CatchesAfterAttachMain", rules);
+        assertTrue(printed.contains("RESULT ownCopy=true"), "the case under test: " + printed);
+        assertTrue(printed.contains("RESULT report=rate-limit-agent"), printed);
+        assertTrue(printed.contains("RESULT passed=3\n"), printed);
+        assertTrue(printed.contains("RESULT caught=3\n"), printed);
+        assertTrue(printed.contains("RESULT escaped=0\n"), printed);
+        assertTrue(printed.contains("RESULT rule=Greeter#greet\n"), printed);
+        assertTrue(printed.contains("RESULT retryAfterPositive=true"), printed);
+        // the watcher, started on the JVM's Attach Listener, runs at the normal priority, not its
+        assertTrue(printed.contains("RESULT watcher=[rate-limit-agent-config-watcher:5]\n"), printed);
+    }
+
+    /**
+     * Starts fixture {@code main} without the agent, attaches the agent with {@code rules} once
+     * it prints {@code READY} (asserting the attach exits 0), and returns all it printed by its end.
+     */
+    private static String attachedWhenReady(Path jdk, String main, Path rules) throws Exception {
         Process target = new ProcessBuilder(jdk.resolve("bin/java").toString(), "-cp", ForkedJvm.applicationClassPath(),
-                "dev.ratelimit.fixture.CatchesAfterAttachMain").redirectErrorStream(true).start();
+                "dev.ratelimit.fixture." + main).redirectErrorStream(true).start();
         try {
             java.io.BufferedReader out = new java.io.BufferedReader(
                     new java.io.InputStreamReader(target.getInputStream(), java.nio.charset.StandardCharsets.UTF_8));
@@ -359,16 +376,7 @@ class AttachIT {
                 output.append(line).append('\n');
             }
             assertTrue(target.waitFor(60, TimeUnit.SECONDS), output::toString);
-            String printed = output.toString();
-            assertTrue(printed.contains("RESULT ownCopy=true"), "the case under test: " + printed);
-            assertTrue(printed.contains("RESULT report=rate-limit-agent"), printed);
-            assertTrue(printed.contains("RESULT passed=3\n"), printed);
-            assertTrue(printed.contains("RESULT caught=3\n"), printed);
-            assertTrue(printed.contains("RESULT escaped=0\n"), printed);
-            assertTrue(printed.contains("RESULT rule=Greeter#greet\n"), printed);
-            assertTrue(printed.contains("RESULT retryAfterPositive=true"), printed);
-            // the watcher, started on the JVM's Attach Listener, runs at the normal priority, not its
-            assertTrue(printed.contains("RESULT watcher=[rate-limit-agent-config-watcher:5]\n"), printed);
+            return output.toString();
         } finally {
             target.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
         }
@@ -389,30 +397,12 @@ class AttachIT {
         Path rules = Files.writeString(dir.resolve("send.yaml"), "version: 1\nrules:\n  - name: send\n    match:\n"
                 + "      method: dev.ratelimit.fixture.BrokenClassBesideAttachMain*#send\n    key: global\n"
                 + "    limit: 3\n    window: 1h\n");
-        Process target = new ProcessBuilder(jdk.resolve("bin/java").toString(), "-cp", ForkedJvm.applicationClassPath(),
-                "dev.ratelimit.fixture.BrokenClassBesideAttachMain").redirectErrorStream(true).start();
-        try {
-            java.io.BufferedReader out = new java.io.BufferedReader(
-                    new java.io.InputStreamReader(target.getInputStream(), java.nio.charset.StandardCharsets.UTF_8));
-            StringBuilder output = new StringBuilder();
-            for (String line = out.readLine(); line != null && !line.equals("READY"); line = out.readLine()) {
-                output.append(line).append('\n');
-            }
-            ForkedJvm.Result attached = attach(jdk, target.pid(), rules);
-            assertEquals(0, attached.exitCode, () -> attached + "\n" + output);
-            for (String line = out.readLine(); line != null; line = out.readLine()) {
-                output.append(line).append('\n');
-            }
-            assertTrue(target.waitFor(60, TimeUnit.SECONDS), output::toString);
-            String printed = output.toString();
-            assertTrue(printed.contains("RESULT brokenFailed=true"), "the case under test: " + printed);
-            assertTrue(printed.contains("could not retransform dev.ratelimit.fixture.BrokenClassBesideAttachMain$Broken"),
-                    printed);
-            assertTrue(printed.contains("RESULT passed=3\n"), printed);
-            assertTrue(printed.contains("RESULT rejected=3\n"), printed);
-        } finally {
-            target.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-        }
+        String printed = attachedWhenReady(jdk, "BrokenClassBesideAttachMain", rules);
+        assertTrue(printed.contains("RESULT brokenFailed=true"), "the case under test: " + printed);
+        assertTrue(printed.contains("could not retransform dev.ratelimit.fixture.BrokenClassBesideAttachMain$Broken"),
+                printed);
+        assertTrue(printed.contains("RESULT passed=3\n"), printed);
+        assertTrue(printed.contains("RESULT rejected=3\n"), printed);
     }
 
     /**
