@@ -67,6 +67,8 @@ public final class RateLimitBridge {
     private static final AtomicBoolean CLAIMED = new AtomicBoolean();
     /** See {@link #startFailed}. */
     private static volatile String startFailure;
+    /** The rule file of the installation holding the claim (absolute), or null. */
+    private static volatile String installedConfig;
 
     private static volatile MethodGate methodGate;
     private static volatile HttpGate httpGate;
@@ -277,7 +279,23 @@ public final class RateLimitBridge {
      * for an invalid rule file, say), so that a later attach can install the agent.
      */
     public static void releaseInstallation() {
+        installedConfig = null;
         CLAIMED.set(false);
+    }
+
+    /**
+     * Records the rule file of the installation holding the claim, so that a later attach naming
+     * another file can say which one is in force instead of answering that nothing changed.
+     */
+    public static void installedConfig(String absolutePath) {
+        if (CLAIMED.get()) {
+            installedConfig = absolutePath;
+        }
+    }
+
+    /** The rule file of the installation holding the claim (absolute), or null before it is known. */
+    public static String installedConfig() {
+        return installedConfig;
     }
 
     /**

@@ -18,6 +18,7 @@ import java.io.InputStream;
 import java.lang.System.Logger.Level;
 import java.lang.instrument.Instrumentation;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -108,8 +109,20 @@ public final class AgentInstaller {
                         + " the options of this one are ignored (" + (optionText == null || optionText.isBlank()
                                 ? "none" : optionText) + ")");
             }
+            String running = RateLimitBridge.installedConfig();
+            String asked = attached ? askedConfig(optionText) : null;
+            if (running != null && asked != null && !sameFile(running, asked)) {
+                // answering "nothing was changed" with exit 0 let a script believe the new file
+                // was in force (review of attach, thirty-fourth round)
+                String why = "not attached: the agent already runs in this JVM with the rule file " + running
+                        + " (edits to it are reloaded); restart the JVM to use " + asked;
+                AgentLog.LOG.log(Level.WARNING, "rate-limit-agent: " + why);
+                System.setProperty(ATTACH_REPORT_PROPERTY, why);
+                return;
+            }
             AgentLog.LOG.log(Level.INFO, "rate-limit-agent: already installed in this JVM; nothing to do");
-            System.setProperty(ATTACH_REPORT_PROPERTY, "already installed in this JVM; nothing was changed");
+            System.setProperty(ATTACH_REPORT_PROPERTY, "already installed in this JVM; nothing was changed"
+                    + (running == null ? "" : " (rule file " + running + ")"));
             return;
         }
         if (attached) {
@@ -129,6 +142,7 @@ public final class AgentInstaller {
             return;
         }
         Path configPath = Path.of(options.config);
+        RateLimitBridge.installedConfig(configPath.toAbsolutePath().toString());
         if (attached) {
             configureLogging(options.log);
             RuleSet ruleSet = load(options, configPath, true);
@@ -185,6 +199,35 @@ public final class AgentInstaller {
                 }
             }
         });
+    }
+
+    /**
+     * The rule file an attach names (absolute), or null when it names none: the {@code attach}
+     * command passes {@code config=} only when it is given a file.
+     */
+    static String askedConfig(String optionText) {
+        if (optionText == null || optionText.isBlank()) {
+            return null;
+        }
+        try {
+            return Path.of(AgentOptions.parse(optionText, null).config).toAbsolutePath().toString();
+        } catch (RuntimeException e) {
+            return null; // not a path this JVM can read: the report then says nothing was changed
+        }
+    }
+
+    /** Whether two absolute paths name the same rule file (the same path, or links to one file). */
+    static boolean sameFile(String a, String b) {
+        Path first = Path.of(a).normalize();
+        Path second = Path.of(b).normalize();
+        if (first.equals(second)) {
+            return true;
+        }
+        try {
+            return Files.isSameFile(first, second);
+        } catch (IOException | RuntimeException e) {
+            return false; // one of them is gone or unreadable: not shown to be the same file
+        }
     }
 
     /** Waits for {@code thread} to end, so that the log level is set before the runtime logs anything. */

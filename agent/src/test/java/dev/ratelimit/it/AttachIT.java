@@ -129,7 +129,17 @@ class AttachIT {
             // attaching again changes nothing
             ForkedJvm.Result second = attach(jdk, app.pid(), rules);
             assertEquals(0, second.exitCode, () -> second + "\n" + app.output());
-            assertTrue(second.stdout.contains("already installed in this JVM; nothing was changed"), second::toString);
+            assertTrue(second.stdout.contains("already installed in this JVM; nothing was changed (rule file "
+                    + rules.toAbsolutePath() + ")"), second::toString);
+            // naming another rule file changes nothing either, and says so with exit 1: the first
+            // file stays in force (this one's limit of 500 is not)
+            Path other = Files.writeString(rules.resolveSibling("other-rules.yaml"),
+                    Files.readString(rules).replace("limit: 5\n", "limit: 500\n"));
+            ForkedJvm.Result another = attach(jdk, app.pid(), other);
+            assertEquals(1, another.exitCode, () -> another + "\n" + app.output());
+            assertTrue(another.stderr.contains("not attached: the agent already runs in this JVM with the rule file "
+                    + rules.toAbsolutePath() + " (edits to it are reloaded); restart the JVM to use "
+                    + other.toAbsolutePath()), another::toString);
             // not counted twice: a fresh address again gets exactly 5 before the 429
             assertEquals(List.of(401, 401, 401, 401, 401, 429), posts(app, "127.0.0.32", null, 6), app::output);
 
