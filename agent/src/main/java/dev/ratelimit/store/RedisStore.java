@@ -515,11 +515,18 @@ public final class RedisStore implements AutoCloseable {
         }
     }
 
-    /** {@link #ping} on a thread of the store's, waited for as long as the PING may take. */
+    /**
+     * {@link #ping} on a thread of the store's, waited for as long as the PING may take. A PING
+     * still queued when that time is up (every command thread busy) is no sign of the connection's:
+     * it is taken for open, and the call's command decides, as with too little time for a check.
+     * Taken for closed, it cost the pool its idle connections whenever the command threads were
+     * behind (the review of the thirty-fourth round's fixes).
+     */
     private boolean pingElsewhere(Jedis jedis, int millis, long[] call) {
         Future<Boolean> running;
+        AtomicBoolean began = new AtomicBoolean();
         try {
-            running = commands.submit(() -> ping(jedis, millis));
+            running = commands.submit(() -> began.compareAndSet(false, true) && ping(jedis, millis));
         } catch (RejectedExecutionException closedStore) {
             return false;
         }
@@ -531,9 +538,12 @@ public final class RedisStore implements AutoCloseable {
                 // the application's interrupt: set again when the call returns (eval)
                 call[1] = 1;
             } catch (TimeoutException e) {
-                // destroyed by the pool, which closes it under the PING still running
+                // never begun: claimed here, so it never will be (the connection goes to the
+                // call's command, not to two threads), and no sign either way. Begun and
+                // unanswered: destroyed by the pool, which closes it under the PING
+                boolean neverBegun = began.compareAndSet(false, true);
                 running.cancel(true);
-                return false;
+                return neverBegun;
             } catch (ExecutionException e) {
                 return false;
             }

@@ -976,6 +976,56 @@ class RedisFaultTest {
         }
     }
 
+    /**
+     * On a virtual thread the idle check's PING runs on the store's command threads. With every
+     * one of them busy, the PING waited in their queue until its time was up, was taken for an
+     * answer the connection never gave, and the pool's other idle connections were dropped with
+     * it, the server answering all along (the review of the thirty-fourth round's fixes). A PING
+     * that never began is no sign of the connection's: the call's command decides.
+     */
+    @Test
+    void anIdleCheckThatNeverBeganDropsNoIdleConnection() throws Exception {
+        long timeout = 300;
+        try (RedisStore elsewhere = new RedisStore(new RedisConfig("redis://127.0.0.1:" + server.port() + "/1",
+                java.time.Duration.ofMillis(timeout), "rl-queued-check:"), 2)) {
+            elsewhere.commandsElsewhere = () -> true;
+            RedisLimiter limiter = new RedisLimiter(elsewhere, reject.config());
+            assertAnsweredWithinSeconds(limiter, 10);
+            for (int i = 0; i < 2 && elsewhere.pool.getNumIdle() < 2; i++) {
+                elsewhere.connector.submit(elsewhere::openIdleConnection).get(5, java.util.concurrent.TimeUnit.SECONDS);
+            }
+            assertEquals(2, elsewhere.pool.getNumIdle(), "the case under test: two idle connections");
+            Thread.sleep(1_200); // idle long enough to be checked before use
+            java.util.concurrent.CountDownLatch busy = new java.util.concurrent.CountDownLatch(1);
+            for (int i = 0; i < 2; i++) {
+                elsewhere.commands.submit(() -> {
+                    busy.await();
+                    return null;
+                });
+            }
+            long until = System.nanoTime() + 5_000_000_000L;
+            while (elsewhere.commands.getActiveCount() < 2 && System.nanoTime() < until) {
+                Thread.sleep(1);
+            }
+            assertEquals(2, elsewhere.commands.getActiveCount(), "the case under test: every command thread busy");
+            long destroyedBefore = elsewhere.pool.getDestroyedCount();
+            long createdBefore = elsewhere.pool.getCreatedCount();
+            try {
+                limiter.acquire("behind-busy-threads");
+            } catch (StoreUnavailableException e) {
+                // the command itself could not run in time either: on-error decides the call
+            } finally {
+                busy.countDown();
+            }
+            // the call's own connection is given up (its command timed out queued); the other
+            // idle connection is kept, and none was opened in their place
+            assertEquals(1, elsewhere.pool.getDestroyedCount() - destroyedBefore, "connections destroyed");
+            assertEquals(1, elsewhere.pool.getNumIdle(), "idle connections kept");
+            assertEquals(createdBefore, elsewhere.pool.getCreatedCount(), "connections opened");
+            assertTrue(Outcome.isAllowed(limiter.acquire("after-busy-threads")), "the store serves calls again");
+        }
+    }
+
     /** Calls both rules for {@code millis} and returns the slowest call. */
     private long traffic(long millis, String key, List<Long> allowOutcomes, List<Long> rejectOutcomes) {
         long slowest = 0;
