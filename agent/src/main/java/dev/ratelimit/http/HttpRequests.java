@@ -206,6 +206,13 @@ public final class HttpRequests implements HttpGate {
             if (verdict == TokenVerifier.Verdict.FORGED) {
                 rule.metrics().countForgedToken();
             }
+            if (violated != null) {
+                // refused: the rules after the one that refused the request do not count it, as
+                // for a method's rules. Counted by every rule, a client over its own limit used up
+                // a cap that every client shares with requests that never reached the application
+                // (the review of the HTTP path, thirty-fifth round); put the narrowest rule first
+                continue;
+            }
             boolean exempted = rule.config().exempt() && facts.exempt();
             long outcome;
             try {

@@ -44,8 +44,7 @@ class HttpRequestsTest {
     @BeforeEach
     void load() throws Exception {
         WindowGuard.awayFromBoundary(3_600_000, 10_000);
-        RuleSet ruleSet = ConfigLoader.parse(String.join("\n",
-                "version: 1",
+        useRules("version: 1",
                 "exempt:",
                 "  header: X-Internal-Token",
                 "  tokens: [\"" + TOKEN + "\"]",
@@ -66,7 +65,13 @@ class HttpRequestsTest {
                 "    limit: 1",
                 "    window: 1h",
                 "    exempt: false",
-                ""), "rules.yaml", Path.of("."), name -> null);
+                "");
+    }
+
+    /** The gate under the rule file of {@code lines}, its rules in {@link #rules} by name. */
+    private void useRules(String... lines) throws Exception {
+        rules.clear();
+        RuleSet ruleSet = ConfigLoader.parse(String.join("\n", lines), "rules.yaml", Path.of("."), name -> null);
         List<ActiveRule> http = new ArrayList<>();
         for (RuleConfig config : ruleSet.rules()) {
             ActiveRule rule = new ActiveRule(config, 1000);
@@ -94,6 +99,8 @@ class HttpRequestsTest {
                 {"/api/users/a%2F..%2F..%2F..", "/api/users", "/a%2F..%2F..%2F.."}}) {
             FakeServlet servlet = new FakeServlet(namespace);
             servlet.principal = "alice";
+            // an address of its own each: the rule before by-user (api, per address) never refuses
+            servlet.remoteAddr = "192.0.2." + (40 + request[0].length());
             servlet.uri = request[0];
             servlet.servletPath = request[1];
             servlet.pathInfo = request[2];
@@ -428,7 +435,8 @@ class HttpRequestsTest {
         assertNotSame(RateLimitBridge.REJECTED, outcomes.get(0));
         assertNotSame(RateLimitBridge.REJECTED, outcomes.get(1));
         assertSame(RateLimitBridge.REJECTED, outcomes.get(2), "the client-ip rule still limits");
-        assertEquals(errors + 3, RateLimitBridge.agentErrors(), "each failed key is counted");
+        // the third is refused by api, the rule before by-user: by-user does not read its key then
+        assertEquals(errors + 2, RateLimitBridge.agentErrors(), "each failed key is counted");
         assertEquals(2, rules.get("api").metrics().allowed());
     }
 
@@ -448,16 +456,61 @@ class HttpRequestsTest {
     @ParameterizedTest
     @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
     void aCommittedResponseIsCountedByTheRuleItWasOverOnly(String namespace) throws Exception {
-        serve(new FakeServlet(namespace));
-        serve(new FakeServlet(namespace));
+        FakeServlet first = new FakeServlet(namespace);
+        first.uri = "/api/users/1";
+        first.principal = "dave";
+        first.remoteAddr = "192.0.2.60";
+        serve(first);
+        // api (per address, the first rule) allows it; by-user (dave's limit of 1) is over
         FakeServlet committed = new FakeServlet(namespace);
         committed.committed = true;
         committed.uri = "/api/users/1";
         committed.principal = "dave";
+        committed.remoteAddr = "192.0.2.61";
         assertNotSame(RateLimitBridge.REJECTED, serve(committed));
-        assertEquals(1, rules.get("api").metrics().passedCommitted());
-        assertEquals(0, rules.get("by-user").metrics().passedCommitted(), "by-user allowed it");
-        assertEquals(1, rules.get("by-user").metrics().allowed());
+        assertEquals(1, rules.get("by-user").metrics().passedCommitted());
+        assertEquals(0, rules.get("api").metrics().passedCommitted(), "api allowed it");
+        assertEquals(2, rules.get("api").metrics().allowed());
+    }
+
+    /**
+     * A request refused by one rule is not counted by the rules after it, as a method's calls are
+     * not: counted by every rule its path matched, a client over its own limit (per address, the
+     * first rule) used up the cap every client shares (the second) with requests that never
+     * reached the application, and the next client was refused by the cap (the review of the
+     * HTTP path, thirty-fifth round).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aRequestRefusedByOneRuleIsNotCountedByTheRulesAfterIt(String namespace) throws Exception {
+        useRules("version: 1",
+                "rules:",
+                "  - name: per-ip",
+                "    match: {http: {path: /api/**}}",
+                "    key: client-ip",
+                "    limit: 2",
+                "    window: 1h",
+                "  - name: global-cap",
+                "    match: {http: {path: /api/**}}",
+                "    key: global",
+                "    limit: 10",
+                "    window: 1h",
+                "");
+        List<Object> outcomes = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            FakeServlet servlet = new FakeServlet(namespace);
+            servlet.remoteAddr = "203.0.113.1";
+            outcomes.add(serve(servlet));
+        }
+        assertEquals(2, outcomes.stream().filter(o -> o != RateLimitBridge.REJECTED).count());
+        assertEquals(2, rules.get("global-cap").metrics().allowed(), "the cap counted the two it let through");
+        assertEquals(0, rules.get("global-cap").metrics().rejected());
+        assertEquals(18, rules.get("per-ip").metrics().rejected());
+        FakeServlet next = new FakeServlet(namespace);
+        next.remoteAddr = "198.51.100.2";
+        assertNotSame(RateLimitBridge.REJECTED, serve(next), "another client still has the cap");
+        String state = next.responseHeaders.get("RateLimit");
+        assertTrue(state.matches("\"per-ip\";r=1;t=\\d+, \"global-cap\";r=7;t=\\d+"), state);
     }
 
     @ParameterizedTest
