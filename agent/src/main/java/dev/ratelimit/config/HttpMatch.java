@@ -47,8 +47,9 @@ public final class HttpMatch {
      *
      * @throws IllegalArgumentException with a message for the user
      */
-    static PathTest test(String path) {
-        checkPath(path);
+    static PathTest test(String written) {
+        checkPath(written);
+        String path = decoded(written);
         int star = path.indexOf('*');
         if (star < 0) {
             return path::equals;
@@ -197,7 +198,14 @@ public final class HttpMatch {
             if (c <= ' ' || c == 0x7F || c == '?' || c == '#') {
                 throw new IllegalArgumentException("invalid path " + NodeReader.quoted(path)
                         + ": a path pattern matches the path alone, without spaces, control characters,"
-                        + " a query (?) or a fragment (#)");
+                        + " a query (?) or a fragment (#); a space, '?' or '#' the request sent encoded is"
+                        + " written %20, %3F or %23");
+            }
+            if (c == '{' || c == '}') {
+                // Spring's {id}: taken literally, the rule never applied, without a word
+                throw new IllegalArgumentException("invalid path " + NodeReader.quoted(path)
+                        + ": patterns have no path variables ({id}): write * for one segment (/users/*),"
+                        + " ** for any number; a '{' or '}' the request sent encoded is written %7B or %7D");
             }
         }
         String unmatchable = unmatchable(path);
@@ -233,16 +241,59 @@ public final class HttpMatch {
                 return "it has a " + NodeReader.quoted(segment) + " segment, and normalised paths have them resolved";
             }
             if (segment.indexOf(';') >= 0) {
-                return "it has a ';', and path parameters are cut from a request's path";
+                return "it has a ';', and path parameters (;jsessionid=...) are cut from a request's path;"
+                        + " a ';' the request sent encoded is written %3B";
             }
         }
         for (int i = path.indexOf('%'); i >= 0; i = path.indexOf('%', i + 1)) {
-            if (i + 2 < path.length() && isHex(path.charAt(i + 1)) && isHex(path.charAt(i + 2))) {
+            if (i + 2 < path.length() && isHex(path.charAt(i + 1)) && isHex(path.charAt(i + 2))
+                    && escaped(path, i) < 0) {
                 return "it has a percent-escape (" + path.substring(i, i + 3) + "), and requests are matched"
-                        + " decoded: write the character itself";
+                        + " decoded: write the character itself (only a space, '#', '%', ';', '?', '{' and '}',"
+                        + " which cannot be written as they are, are written %20, %23, %25, %3B, %3F, %7B and %7D)";
             }
         }
         return null;
+    }
+
+    /** The characters a pattern writes percent-escaped, since written as they are they mean something else. */
+    private static final String ESCAPED = " #%;?{}";
+
+    /**
+     * The character of the percent-escape at {@code i} when it is one a pattern must write
+     * escaped ({@link #ESCAPED}), or -1.
+     */
+    private static int escaped(String path, int i) {
+        if (i + 2 >= path.length() || path.charAt(i) != '%') {
+            return -1;
+        }
+        if (!isHex(path.charAt(i + 1)) || !isHex(path.charAt(i + 2))) {
+            return -1; // Character.digit alone takes digits of other scripts too
+        }
+        int value = Character.digit(path.charAt(i + 1), 16) * 16 + Character.digit(path.charAt(i + 2), 16);
+        return ESCAPED.indexOf(value) >= 0 ? value : -1;
+    }
+
+    /**
+     * The pattern as matched: a request's path is matched decoded, so {@code %20 %23 %25 %3B %3F
+     * %7B %7D} stand for their characters (a request for {@code /files/a%3Bb} has the path
+     * {@code /files/a;b}). Other escapes are refused by {@link #checkPath}.
+     */
+    static String decoded(String written) {
+        if (written.indexOf('%') < 0) {
+            return written;
+        }
+        StringBuilder out = new StringBuilder(written.length());
+        for (int i = 0; i < written.length(); i++) {
+            int c = escaped(written, i);
+            if (c >= 0) {
+                out.append((char) c);
+                i += 2;
+            } else {
+                out.append(written.charAt(i));
+            }
+        }
+        return out.toString();
     }
 
     private static boolean isHex(char c) {

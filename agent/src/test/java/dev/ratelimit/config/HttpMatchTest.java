@@ -94,6 +94,52 @@ class HttpMatchTest {
         assertTrue(e.getMessage().contains("invalid path"), e.getMessage());
     }
 
+    /**
+     * A space, '#', '%', ';', '?', '{' or '}' a request sent encoded is in its decoded path: the
+     * pattern writes it escaped, since written as it is it means something else. Every way to
+     * match {@code /files/a;b} exactly was refused, some with a message that was not true ("would
+     * never match"), and the wildcard was the only way (the review of the HTTP path, thirty-fifth
+     * round).
+     */
+    @Test
+    void charactersThatCannotBeWrittenAsTheyAreAreWrittenEscaped() {
+        assertTrue(paths("/files/a%3Bb").matches("GET", "/files/a;b"));
+        assertTrue(paths("/files/a%3bb").matches("GET", "/files/a;b"), "either case");
+        assertTrue(paths("/files/a%20b").matches("GET", "/files/a b"));
+        assertTrue(paths("/files/a%3Fb").matches("GET", "/files/a?b"));
+        assertTrue(paths("/files/a%23b").matches("GET", "/files/a#b"));
+        assertTrue(paths("/files/a%25b").matches("GET", "/files/a%b"));
+        assertTrue(paths("/files/%7Bid%7D").matches("GET", "/files/{id}"));
+        assertFalse(paths("/files/a%3Bb").matches("GET", "/files/a%3Bb"), "the escape is not matched as text");
+        assertTrue(paths("/files/*%3B*/**").matches("GET", "/files/x;y/z"), "in a wildcard pattern too");
+        assertTrue(paths("/files/a%b").matches("GET", "/files/a%b"), "a '%' not followed by two hex digits is itself");
+        assertTrue(paths("/files/%4Gb").matches("GET", "/files/%4Gb"));
+        assertEquals(List.of("/files/a%3Bb"), paths("/files/a%3Bb").paths(), "shown as written");
+        // each as a request sent it: the pattern matches the path the request is matched by
+        for (String written : List.of("/files/a%3Bb", "/files/a%20b", "/files/a%3Fb", "/files/a%23b", "/files/a%25b",
+                "/files/%7Bid%7D")) {
+            String requested = dev.ratelimit.http.RequestPath.normalize(written, "");
+            assertTrue(paths(written).matches("GET", requested), written + " against the request's path " + requested);
+        }
+        // any other escape is still refused: the character is written as it is
+        IllegalArgumentException letter = assertThrows(IllegalArgumentException.class, () -> paths("/files/%41"));
+        assertTrue(letter.getMessage().contains("write the character itself (only a space"), letter.getMessage());
+        // and the messages say how to write the character
+        IllegalArgumentException semicolon = assertThrows(IllegalArgumentException.class, () -> paths("/files/a;b"));
+        assertTrue(semicolon.getMessage().contains("a ';' the request sent encoded is written %3B"), semicolon.getMessage());
+        IllegalArgumentException space = assertThrows(IllegalArgumentException.class, () -> paths("/files/a b"));
+        assertTrue(space.getMessage().contains("written %20, %3F or %23"), space.getMessage());
+    }
+
+    /** Spring's path variables are not patterns here: taken literally, the rule never applied, without a word. */
+    @ParameterizedTest
+    @ValueSource(strings = {"/users/{id}", "/e2/{id:[0-9]+}", "/a/{x}/**", "/a/b}"})
+    void refusesPathVariables(String path) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> paths(path));
+        assertTrue(e.getMessage().contains("patterns have no path variables ({id}): write * for one segment"),
+                e.getMessage());
+    }
+
     @Test
     void refusesInvalidMethodsAndNoPaths() {
         assertThrows(IllegalArgumentException.class, () -> HttpMatch.of(List.of("/a"), List.of("GE T")));

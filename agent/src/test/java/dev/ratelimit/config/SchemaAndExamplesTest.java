@@ -252,7 +252,7 @@ class SchemaAndExamplesTest {
                 Arguments.of("http paths and methods in both forms",
                         "version: 1\nrules:\n"
                                 + "  - {name: a, match: {http: {path: /, methods: GET}}, limit: 1, window: 1s}\n"
-                                + "  - {name: b, match: {http: {path: [/files/*.txt, /api/**/items, /ünïcode],"
+                                + "  - {name: b, match: {http: {path: [/files/*.txt, /api/**/items, /ünïcode, /files/a%3Bb%20c%3f%23%25%7B%7d],"
                                 + " methods: [get, PATCH]}}, limit: 1, window: 1s}\n"),
                 Arguments.of("address blocks of every form",
                         "version: 1\nclient:\n  trusted-proxies: [0.0.0.0/0, 127.0.0.1, 10.0.0.0/8, 192.168.1.0/24,"
