@@ -23,23 +23,13 @@ class AgentInstallerSecondAgentTest {
 
     @Test
     void aSecondJavaagentSaysOnStderrThatItsOptionsAreIgnored() {
-        boolean claimedHere = RateLimitBridge.claimInstallation();
-        String report = System.getProperty(AgentInstaller.ATTACH_REPORT_PROPERTY);
         PrintStream stderr = System.err;
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
         try {
-            AgentInstaller.install("config=/etc/other-rules.yaml", null, false);
+            installBeside(null, "config=/etc/other-rules.yaml", false);
         } finally {
             System.setErr(stderr);
-            if (report == null) {
-                System.clearProperty(AgentInstaller.ATTACH_REPORT_PROPERTY);
-            } else {
-                System.setProperty(AgentInstaller.ATTACH_REPORT_PROPERTY, report);
-            }
-            if (claimedHere) {
-                RateLimitBridge.releaseInstallation();
-            }
         }
         String printed = err.toString(StandardCharsets.UTF_8);
         assertTrue(printed.contains("already loaded by an earlier -javaagent"), printed);
@@ -74,12 +64,22 @@ class AgentInstallerSecondAgentTest {
 
     /** What an attach with {@code options} reports to a JVM whose agent runs with {@code running}. */
     private static String attachReport(String running, String options) {
+        return installBeside(running, options, true);
+    }
+
+    /**
+     * Installs the agent with {@code options} beside an installation holding the claim (this
+     * one's, for the call, should none hold it) that runs with the rule file {@code running}, or
+     * one not yet known (null), and returns the attach report it leaves; the claim, the report
+     * property and the file in force are as they were afterwards.
+     */
+    private static String installBeside(String running, String options, boolean attached) {
         boolean claimedHere = RateLimitBridge.claimInstallation();
         String before = RateLimitBridge.installedConfig();
         String report = System.getProperty(AgentInstaller.ATTACH_REPORT_PROPERTY);
         RateLimitBridge.installedConfig(running);
         try {
-            AgentInstaller.install(options, null, true);
+            AgentInstaller.install(options, null, attached);
             return System.getProperty(AgentInstaller.ATTACH_REPORT_PROPERTY);
         } finally {
             RateLimitBridge.installedConfig(before);
