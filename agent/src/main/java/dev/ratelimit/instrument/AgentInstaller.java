@@ -203,11 +203,21 @@ public final class AgentInstaller {
 
     /**
      * The rule file an attach names (absolute), or null when it names none: the {@code attach}
-     * command passes {@code config=} only when it is given a file.
+     * command passes {@code config=} only when it is given a file, and options without one
+     * ({@code log=debug}, from another tool) ask for none either.
      */
     static String askedConfig(String optionText) {
         if (optionText == null || optionText.isBlank()) {
             return null;
+        }
+        boolean named = false;
+        for (String option : optionText.split(",")) {
+            // as AgentOptions reads them: a bare value, or config=FILE
+            int eq = option.indexOf('=');
+            named |= !option.isBlank() && (eq < 0 || option.substring(0, eq).trim().equals("config"));
+        }
+        if (!named) {
+            return null; // log=debug alone asks for no file: AgentOptions would give ratelimit.yaml
         }
         try {
             return Path.of(AgentOptions.parse(optionText, null).config).toAbsolutePath().toString();

@@ -50,6 +50,9 @@ class AgentInstallerSecondAgentTest {
         // an attach that names no file asks for no particular one
         assertEquals("already installed in this JVM; nothing was changed (rule file /etc/app/rules.yaml)",
                 attachReport("/etc/app/rules.yaml", ""));
+        // nor do options without one (the review: refused, "restart the JVM to use ./ratelimit.yaml")
+        assertEquals("already installed in this JVM; nothing was changed (rule file /etc/app/rules.yaml)",
+                attachReport("/etc/app/rules.yaml", "log=debug"));
     }
 
     @Test
