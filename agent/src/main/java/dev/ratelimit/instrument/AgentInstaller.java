@@ -207,20 +207,12 @@ public final class AgentInstaller {
      * ({@code log=debug}, from another tool) ask for none either.
      */
     static String askedConfig(String optionText) {
-        if (optionText == null || optionText.isBlank()) {
-            return null;
-        }
-        boolean named = false;
-        for (String option : optionText.split(",")) {
-            // as AgentOptions reads them: a bare value, or config=FILE
-            int eq = option.indexOf('=');
-            named |= !option.isBlank() && (eq < 0 || option.substring(0, eq).trim().equals("config"));
-        }
-        if (!named) {
-            return null; // log=debug alone asks for no file: AgentOptions would give ratelimit.yaml
+        AgentOptions options = AgentOptions.parse(optionText, null);
+        if (!options.configNamed) {
+            return null; // log=debug alone asks for no file, not the default ratelimit.yaml
         }
         try {
-            return Path.of(AgentOptions.parse(optionText, null).config).toAbsolutePath().toString();
+            return Path.of(options.config).toAbsolutePath().toString();
         } catch (RuntimeException e) {
             return null; // not a path this JVM can read: the report then says nothing was changed
         }

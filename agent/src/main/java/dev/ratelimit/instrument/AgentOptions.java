@@ -12,13 +12,17 @@ final class AgentOptions {
     enum OnConfigError { EXIT, DISABLE }
 
     final String config;
+    /** Whether the options name the rule file ({@link #config} is otherwise the default). */
+    final boolean configNamed;
     final String log;
     final OnConfigError onConfigError;
     /** What was wrong with the options (the rest were read); empty when nothing was. */
     final List<String> errors;
 
-    private AgentOptions(String config, String log, OnConfigError onConfigError, List<String> errors) {
+    private AgentOptions(String config, boolean configNamed, String log, OnConfigError onConfigError,
+            List<String> errors) {
         this.config = config;
+        this.configNamed = configNamed;
         this.log = log;
         this.onConfigError = onConfigError;
         this.errors = List.copyOf(errors);
@@ -98,6 +102,6 @@ final class AgentOptions {
             errors.add("agent option config is empty");
             config = byDefault;
         }
-        return new AgentOptions(config, log, onConfigError, errors);
+        return new AgentOptions(config, configGiven != null, log, onConfigError, errors);
     }
 }
