@@ -201,16 +201,20 @@ public final class HttpRequests implements HttpGate {
         String policies = null;
         String states = null;
         List<String> rejectedStates = null;
+        // a refused request whose response is committed already passes anyway (it cannot be
+        // answered 429): the rules after the refusing one count it then, as a request they see
+        boolean passing = false;
         for (int index : matched) {
             ActiveRule rule = current.rule(index);
             if (verdict == TokenVerifier.Verdict.FORGED) {
                 rule.metrics().countForgedToken();
             }
-            if (violated != null) {
+            if (violated != null && !passing) {
                 // refused: the rules after the one that refused the request do not count it, as
                 // for a method's rules. Counted by every rule, a client over its own limit used up
                 // a cap that every client shares with requests that never reached the application
-                // (the review of the HTTP path, thirty-fifth round); put the narrowest rule first
+                // (the review of the HTTP path, thirty-fifth round); put the narrowest rule first.
+                // Unless its response is committed: then it passes, and they count it
                 continue;
             }
             boolean exempted = rule.config().exempt() && facts.exempt();
@@ -234,6 +238,7 @@ public final class HttpRequests implements HttpGate {
                 if (violated == null) {
                     violated = new ArrayList<>(1);
                     rejectedStates = new ArrayList<>(1);
+                    passing = api.isCommitted(response);
                 }
                 violated.add(rule.name());
                 rejectedStates.add(fields.rejected(Outcome.retryMillis(outcome)));
@@ -241,7 +246,7 @@ public final class HttpRequests implements HttpGate {
             }
         }
         if (violated != null) {
-            if (api.isCommitted(response)) {
+            if (passing) {
                 // only the rules the request was over: the others let it through anyway
                 for (int index : matched) {
                     ActiveRule rule = current.rule(index);

@@ -474,6 +474,51 @@ class HttpRequestsTest {
     }
 
     /**
+     * A request the first rule refuses, whose response is committed already, passes anyway: the
+     * rules after it count it, as the request they see, and one of them that is over too counts it
+     * as passed committed. Before, they skipped it as if it had been answered 429 (the review of
+     * the thirty-fifth round's commits).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void aCommittedResponseRefusedByOneRuleIsCountedByTheRulesAfterIt(String namespace) throws Exception {
+        for (int i = 0; i < 2; i++) {
+            FakeServlet servlet = new FakeServlet(namespace);
+            servlet.uri = "/api/users/" + i;
+            servlet.principal = "user-" + i;
+            servlet.remoteAddr = "192.0.2.70";
+            assertNotSame(RateLimitBridge.REJECTED, serve(servlet));
+        }
+        // api (two per address) is over for 192.0.2.70; erin has her one call left under by-user
+        FakeServlet committed = new FakeServlet(namespace);
+        committed.committed = true;
+        committed.uri = "/api/users/9";
+        committed.principal = "erin";
+        committed.remoteAddr = "192.0.2.70";
+        assertNotSame(RateLimitBridge.REJECTED, serve(committed));
+        assertEquals(1, rules.get("api").metrics().passedCommitted());
+        assertEquals(3, rules.get("by-user").metrics().allowed(), "by-user counted the request that passed");
+        // erin's one call is used: a committed request of hers, refused by both, counts under both
+        FakeServlet again = new FakeServlet(namespace);
+        again.committed = true;
+        again.uri = "/api/users/9";
+        again.principal = "erin";
+        again.remoteAddr = "192.0.2.70";
+        assertNotSame(RateLimitBridge.REJECTED, serve(again));
+        assertEquals(2, rules.get("api").metrics().passedCommitted());
+        assertEquals(1, rules.get("by-user").metrics().passedCommitted());
+        assertEquals(3, rules.get("by-user").metrics().allowed());
+        // and one not committed is refused by api alone, by-user not counting it
+        FakeServlet refused = new FakeServlet(namespace);
+        refused.uri = "/api/users/9";
+        refused.principal = "frank";
+        refused.remoteAddr = "192.0.2.70";
+        assertSame(RateLimitBridge.REJECTED, serve(refused));
+        assertEquals(3, rules.get("by-user").metrics().allowed());
+        assertEquals(1, rules.get("by-user").metrics().rejected(), "erin's second only");
+    }
+
+    /**
      * A request refused by one rule is not counted by the rules after it, as a method's calls are
      * not: counted by every rule its path matched, a client over its own limit (per address, the
      * first rule) used up the cap every client shares (the second) with requests that never
