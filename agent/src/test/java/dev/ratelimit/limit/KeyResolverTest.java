@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ratelimit.config.KeySpec;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class KeyResolverTest {
@@ -111,9 +112,51 @@ class KeyResolverTest {
         assertEquals("ann", key("arg0", (Object) "ann".toCharArray()));
         assertEquals(key("arg0", (Object) new byte[] {1, 2}), key("arg0", (Object) new byte[] {1, 2}));
         assertEquals("[1, 2]", key("arg0", (Object) new int[] {1, 2}));
-        assertEquals("[a, [b]]", key("arg0", (Object) new Object[] {"a", new String[] {"b"}}));
+        assertEquals("[1:a,5;[1:b]]", key("arg0", (Object) new Object[] {"a", new String[] {"b"}}));
         assertEquals("ann", key("arg0", java.util.Optional.of("ann")));
         assertEquals("-", key("arg0", java.util.Optional.empty()));
+    }
+
+    /**
+     * Arrays of objects with different contents are different keys: written as
+     * Arrays.deepToString writes them, ["a, b"] and ["a", "b"] were one key, and one caller of a
+     * varargs method used up another's budget (the review of the method path, thirty-sixth round).
+     */
+    @Test
+    void arraysOfObjectsThatDifferAreDifferentKeys() {
+        List<Object[]> arrays = List.of(
+                new String[] {"a, b"},
+                new String[] {"a", "b"},
+                new String[] {"a,1:b"},
+                new Object[] {"a", null},
+                new Object[] {"a", "null"},
+                new Object[] {"a", "n"},
+                new Object[] {"a", "-"},
+                new Object[] {"a", new String[] {"b"}},
+                new Object[] {"a", "[b]"},
+                new Object[] {"a", "[1:b]"},
+                new Object[] {new Object[] {"a", "b"}},
+                new Object[] {new Object[] {"a"}, "b"},
+                new Object[] {},
+                new Object[] {""},
+                new Object[] {null},
+                new Object[] {"", ""},
+                new Object[] {new int[] {1, 2}},
+                new Object[] {"[1, 2]"},
+                new Object[] {"[1, 2]", ""});
+        java.util.Set<String> keys = new java.util.HashSet<>();
+        for (Object[] array : arrays) {
+            assertTrue(keys.add(key("arg0", (Object) array)), () -> "a second array keyed " + key("arg0", (Object) array));
+        }
+        assertEquals(key("arg0", (Object) new String[] {"a", "b"}), key("arg0", (Object) new Object[] {"a", "b"}),
+                "the same contents, whatever the array's type");
+        assertEquals(key("arg0", (Object) new Object[] {"ann"}), key("arg0", (Object) new Object[] {"ann".toCharArray()}),
+                "a char[] is the string it holds, inside an array too");
+        Object[] cyclic = new Object[2];
+        cyclic[0] = "a";
+        cyclic[1] = cyclic;
+        assertEquals("[1:a,c]", key("arg0", (Object) cyclic));
+        assertNotEquals(key("arg0", (Object) cyclic), key("arg0", (Object) new Object[] {"a", "c"}));
     }
 
     @Test
