@@ -183,7 +183,11 @@ final class LimitedMethodTransformer {
      * {@code invokedynamic} names is followed into that method when it is synthetic (a lambda's
      * body, itself perhaps holding a lambda), and is a call to the method when it names it; a
      * handle naming its name and descriptor on another owner ({@code next::visit}, a delegate's)
-     * is a call too, as {@code k -> next.visit(k)} is.
+     * is a call too, as {@code k -> next.visit(k)} is. A call of a synthetic method of the class's
+     * own name and descriptor, on any owner, is followed into it too: a bridge. A composite's
+     * {@code handle(Req)} calling {@code child.handle(r)} on a {@code Handler<Req>} calls
+     * {@code Handler.handle(Object)}, the class's bridge, which calls {@code handle(Req)}; each
+     * level of such a tree was counted (the review of the method path, thirty-sixth round).
      */
     static Set<String> callingThemselves(byte[] classFile) {
         Map<String, Set<String>> calls = new HashMap<>();
@@ -250,8 +254,15 @@ final class LimitedMethodTransformer {
                 if (!seen.add(method)) {
                     continue;
                 }
-                if (calls.getOrDefault(method, Set.of()).contains(self)) {
-                    found.add(self);
+                for (String named : calls.getOrDefault(method, Set.of())) {
+                    if (named.equals(self)) {
+                        found.add(self);
+                    } else if (synthetic.contains(named)) {
+                        // a bridge of the class's own, which a call through the generic type
+                        // lands in (h.handle(r) on a Handler<Req>: handle(Object), which calls
+                        // handle(Req)); any owner, as for calls
+                        code.add(named);
+                    }
                 }
                 for (String named : handles.getOrDefault(method, Set.of())) {
                     if (named.equals(self)) {

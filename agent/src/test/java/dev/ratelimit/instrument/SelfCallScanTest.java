@@ -64,6 +64,63 @@ class SelfCallScanTest {
                 "next::visit is the same call as k -> next.visit(k), and is not found: " + scan(DelegatingByReference.class));
     }
 
+    interface Handler<T> {
+        void handle(T t);
+    }
+
+    @SuppressWarnings("unused")
+    static final class Composite implements Handler<Node> {
+        final List<Handler<Node>> children = new ArrayList<>();
+
+        @Override
+        public void handle(Node n) {
+            for (Handler<Node> child : children) {
+                child.handle(n); // Handler.handle(Object): the bridge of this class, which calls handle(Node)
+            }
+        }
+    }
+
+    @SuppressWarnings("unused")
+    static final class CompositeInLambda implements Handler<Node> {
+        final List<Handler<Node>> children = new ArrayList<>();
+
+        @Override
+        public void handle(Node n) {
+            children.forEach(child -> child.handle(n));
+        }
+    }
+
+    @SuppressWarnings("unused")
+    static final class GenericLeaf implements Handler<Node> {
+        Handler<String> names;
+
+        @Override
+        public void handle(Node n) {
+            names.handle("leaf"); // Handler.handle(Object) too, and the bridge is this class's: a self-call
+        }
+
+        void report(Node n) {
+            names.handle("report"); // not report's own bridge, nor a call of report
+        }
+    }
+
+    @Test
+    void aCallThroughTheGenericTypeReachesTheMethodThroughItsBridge() throws Exception {
+        String handle = "handle(L" + Node.class.getName().replace('.', '/') + ";)V";
+        assertTrue(scan(Composite.class).contains(handle), () -> "not found: " + scanned(Composite.class));
+        assertTrue(scan(CompositeInLambda.class).contains(handle), () -> "not found: " + scanned(CompositeInLambda.class));
+        assertFalse(scan(GenericLeaf.class).contains("report(L" + Node.class.getName().replace('.', '/') + ";)V"));
+        assertFalse(scan(Composite.class).contains("handle(Ljava/lang/Object;)V"), "a bridge is never limited");
+    }
+
+    private static String scanned(Class<?> type) {
+        try {
+            return scan(type).toString();
+        } catch (Exception e) {
+            return e.toString();
+        }
+    }
+
     @SuppressWarnings("unused")
     record Point(int x, String name) {
         int x(int scale) {

@@ -13,8 +13,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * "A method that calls itself" counts once, as the README says, also when it calls itself in a
- * lambda of its own or through a method reference to itself: a walk of four nodes under an inline
- * limit of 3 is one call. Through a lambda or a method reference each node was once a call of its
+ * lambda of its own, through a method reference to itself, or through the bridge of a generic
+ * interface it implements (a composite calling {@code child.handle(node)} on a {@code Handler<Node>}):
+ * a walk of four nodes under an inline limit of 3 is one call. Through a lambda or a method reference each node was once a call of its
  * own, so every walk was refused (0 of 5).
  */
 class SelfCallThroughLambdaIT {
@@ -35,5 +36,6 @@ class SelfCallThroughLambdaIT {
         assertEquals("3", found.get("direct.allowed"), result::toString);
         assertEquals("3", found.get("lambda.allowed"), result::toString);
         assertEquals("3", found.get("reference.allowed"), result::toString);
+        assertEquals("3", found.get("bridge.allowed"), result::toString);
     }
 }
