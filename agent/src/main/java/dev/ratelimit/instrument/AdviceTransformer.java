@@ -217,6 +217,9 @@ final class AdviceTransformer implements ClassFileTransformer {
             if (redefined != null) {
                 type = asFirstDefined(type, name, loader);
             }
+            if (redefined == null && (ClassPrefilter.scan(classFile) & ClassPrefilter.ANNOTATION) != 0) {
+                unreadableAnnotations(name, classFile, locator);
+            }
             boolean limited = limitedTypes.matches(type);
             boolean servlet = servletTypes.matches(type);
             if (!limited && !servlet) {
@@ -245,6 +248,30 @@ final class AdviceTransformer implements ClassFileTransformer {
             if (entered) {
                 methods.endWeave();
                 busy.remove();
+            }
+        }
+    }
+
+    /**
+     * Counts and names each method annotated {@code RateLimited} whose annotation type the
+     * class's loader serves no class file of (one that defines classes from bytes, an in-memory
+     * plugin loader): Byte Buddy cannot read such an annotation, so the method is not limited.
+     * Nothing said so, in the log or the metrics (the review of the method path, thirty-sixth
+     * round). Once per class, at its first definition: a retransformation sees the same file.
+     */
+    private void unreadableAnnotations(String name, byte[] classFile, ClassFileLocator locator) {
+        List<String[]> annotated = LimitedMethodTransformer.rateLimitedAnnotations(classFile);
+        Map<String, Boolean> readable = new java.util.HashMap<>(2);
+        for (String[] method : annotated) {
+            boolean found = readable.computeIfAbsent(method[2], type -> {
+                try {
+                    return locator.locate(type).isResolved();
+                } catch (java.io.IOException | RuntimeException unreadable) {
+                    return false;
+                }
+            });
+            if (!found) {
+                listener.annotationUnreadable(name, method[0], method[1], method[2]);
             }
         }
     }

@@ -277,6 +277,37 @@ final class LimitedMethodTransformer {
     }
 
     /**
+     * The annotations named {@code RateLimited} (in any package) on the methods of a class file,
+     * as the class file has them: {@code {method name, descriptor, annotation's binary name}}.
+     * What Byte Buddy describes lacks an annotation whose type it cannot read, so this is how a
+     * method annotated with a type its loader serves no class file of is found (see
+     * {@link AdviceTransformer}).
+     */
+    static java.util.List<String[]> rateLimitedAnnotations(byte[] classFile) {
+        java.util.List<String[]> found = new java.util.ArrayList<>(1);
+        OpenedClassReader.of(classFile).accept(new ClassVisitor(OpenedClassReader.ASM_API) {
+            @Override
+            public MethodVisitor visitMethod(int access, String name, String descriptor, String signature,
+                    String[] exceptions) {
+                return new MethodVisitor(OpenedClassReader.ASM_API) {
+                    @Override
+                    public net.bytebuddy.jar.asm.AnnotationVisitor visitAnnotation(String annotation, boolean visible) {
+                        if (annotation.startsWith("L") && annotation.endsWith(";")) {
+                            String type = annotation.substring(1, annotation.length() - 1);
+                            int cut = Math.max(type.lastIndexOf('/'), type.lastIndexOf('$'));
+                            if (type.substring(cut + 1).equals(ANNOTATION_SIMPLE_NAME)) {
+                                found.add(new String[] {name, descriptor, type.replace('/', '.')});
+                            }
+                        }
+                        return null;
+                    }
+                };
+            }
+        }, ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
+        return found;
+    }
+
+    /**
      * The continuation class of each Kotlin {@code suspend} function of a class file ({@code name
      * + descriptor} to binary name) whose code tests, as the Kotlin compiler's state machine does
      * first of all, its last argument, the caller's continuation, with {@code instanceof} against a

@@ -84,6 +84,26 @@ final class TransformationErrors {
         }
     }
 
+    /**
+     * Counts a method annotated {@code RateLimited} whose annotation type its class's loader
+     * serves no class file of, and names it at warning level (up to 256 methods, later at debug):
+     * the annotation cannot be read, so the method runs without its limit.
+     */
+    void annotationUnreadable(String typeName, String method, String descriptor, String annotationType) {
+        RateLimitBridge.transformationError();
+        errors.incrementAndGet();
+        String line = "rate-limit-agent: " + typeName + "#" + method + descriptor + " is annotated " + annotationType
+                + ", but its class loader serves no class file of that type (a loader that defines classes from"
+                + " bytes), so the annotation cannot be read and the method runs without limits; name the method"
+                + " in the rule file, or annotate it with dev.ratelimit.annotation.RateLimited";
+        String named = typeName + '#' + method + descriptor;
+        if (leftOutNamed.size() < 256 && leftOutNamed.add(named)) {
+            LOG.log(Level.WARNING, line);
+        } else {
+            LOG.log(Level.DEBUG, line);
+        }
+    }
+
     long transformed() {
         return transformed.get();
     }

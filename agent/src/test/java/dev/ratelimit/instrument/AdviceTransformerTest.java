@@ -140,6 +140,51 @@ class AdviceTransformerTest {
         assertEquals(1, sites.rulesOf(site.id).length, "its inline rule is made and bound");
     }
 
+    /**
+     * A class file whose method is annotated with an application's own {@code RateLimited} of a
+     * type the loader serves no class file of (an in-memory plugin loader): Byte Buddy cannot read
+     * the annotation and the method is not limited. That is now counted and said, naming the
+     * method; nothing said it (the review of the method path, thirty-sixth round). An own
+     * annotation the loader serves is read, and nothing is said.
+     */
+    @Test
+    void anAnnotationWhoseTypeTheLoaderCannotServeIsCountedAndNamed() {
+        try (LogCapture capture = LogCapture.open()) {
+            assertNull(transformer.transform(null, application, "example/Plugin", null, null,
+                    annotatedClass("example/Plugin", "Lexample/RateLimited;", 1)), "nothing it can weave");
+            assertEquals(1, errors.errors(), "counted");
+            List<String> warnings = capture.messages(java.util.logging.Level.WARNING);
+            assertEquals(1, warnings.size(), warnings::toString);
+            assertTrue(warnings.get(0).startsWith("rate-limit-agent: example.Plugin#work()V is annotated example.RateLimited,"
+                    + " but its class loader serves no class file of that type"), warnings.get(0));
+
+            assertNotNull(transformer.transform(null, application, "example/OwnPlugin", null, null,
+                    annotatedClass("example/OwnPlugin", "Ldev/ratelimit/fixture/own/RateLimited;", 1)));
+            assertNotNull(transformer.transform(null, application, "example/OurPlugin", null, null,
+                    annotatedClass("example/OurPlugin", "Ldev/ratelimit/annotation/RateLimited;", 1L)));
+            assertEquals(1, errors.errors(), "annotations whose types are served: nothing more counted");
+            assertEquals(1, capture.messages(java.util.logging.Level.WARNING).size());
+        }
+    }
+
+    /** A class with one method, {@code work()}, annotated with the given annotation type. */
+    private static byte[] annotatedClass(String internalName, String annotation, Object limit) {
+        net.bytebuddy.jar.asm.ClassWriter writer = new net.bytebuddy.jar.asm.ClassWriter(
+                net.bytebuddy.jar.asm.ClassWriter.COMPUTE_MAXS);
+        writer.visit(Opcodes.V11, Opcodes.ACC_PUBLIC, internalName, null, "java/lang/Object", null);
+        MethodVisitor work = writer.visitMethod(Opcodes.ACC_PUBLIC, "work", "()V", null, null);
+        net.bytebuddy.jar.asm.AnnotationVisitor values = work.visitAnnotation(annotation, true);
+        values.visit("limit", limit);
+        values.visit("window", "1h");
+        values.visitEnd();
+        work.visitCode();
+        work.visitInsn(Opcodes.RETURN);
+        work.visitMaxs(0, 1);
+        work.visitEnd();
+        writer.visitEnd();
+        return writer.toByteArray();
+    }
+
     @Test
     void classesNoRuleNamesAreLeftAlone() {
         assertNull(transform(Plain.class));
