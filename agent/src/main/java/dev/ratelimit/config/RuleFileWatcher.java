@@ -22,7 +22,8 @@ import java.util.function.Function;
  * re-creation, and Kubernetes ConfigMap volumes, which swap a {@code ..data} symlink (the path
  * is re-resolved on every read). A change is acted on once the content has stayed the same for
  * one more poll, so a file caught half-written is not reported as an error; an empty rule or
- * token file (a redirect's, until its command writes) once it has stayed empty for 2 s.
+ * token file (a redirect's, until its command writes), or a missing token file (deleted to be
+ * written again), once it has stayed so for 2 s.
  */
 public final class RuleFileWatcher {
     /** What a watcher reports. Called on the watcher's thread, one call at a time. */
@@ -194,14 +195,21 @@ public final class RuleFileWatcher {
         }
     }
 
-    /** Whether the rule file ({@code content}) or one of the token files watched is empty. */
+    /**
+     * Whether the rule file ({@code content}) is empty, or a token file is empty or missing: one
+     * of the version in force, or one the new version names (an edit that names a token file for
+     * the first time, the file created empty then written, logged an error in between), or one
+     * deleted and created again (a rotation by {@code rm} and a write).
+     */
     private boolean anEmptyFile(byte[] content) {
         if (content.length == 0) {
             return true;
         }
-        for (Path token : tokenFiles) {
+        List<Path> tokens = new ArrayList<>(tokenFiles);
+        tokens.addAll(referencedTokenFiles(content));
+        for (Path token : tokens) {
             try {
-                if (Files.isRegularFile(token) && Files.size(token) == 0) {
+                if (!Files.exists(token) || (Files.isRegularFile(token) && Files.size(token) == 0)) {
                     return true;
                 }
             } catch (IOException | SecurityException e) {

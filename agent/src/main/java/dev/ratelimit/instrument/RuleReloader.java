@@ -27,6 +27,14 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
     private volatile String lastReloadOutcome;
     /** The outcome of the version last settled (started, loaded, refused), said again when the file is back unchanged. */
     private volatile String settledOutcome;
+    /**
+     * Whether the agent runs without the file's rules (refused at start-up under
+     * {@code on-config-error=disable}), until a version is loaded: then no "previous rules" stay
+     * in force when the file goes missing or an edit is refused. That was said, and an operator
+     * reading the MBean took the application for limited (the review of operations, thirty-sixth
+     * round).
+     */
+    private volatile boolean withoutRules;
 
     RuleReloader(AgentInstaller agent, Path configPath) {
         this.agent = agent;
@@ -39,9 +47,15 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
      * @param baseline {@code RuleFileWatcher.baseline} taken when {@code current} was read, or null
      */
     void watch(RuleSet current, byte[] baseline) {
+        startedWith(current);
+        new RuleFileWatcher(configPath, System::getenv, current, this, baseline).start();
+    }
+
+    /** The outcome of the start, with the rules it put in force. */
+    void startedWith(RuleSet current) {
         lastReloadOutcome = startOutcome(current);
         settledOutcome = lastReloadOutcome;
-        new RuleFileWatcher(configPath, System::getenv, current, this, baseline).start();
+        withoutRules = current.refusal() != null;
     }
 
     /**
@@ -61,10 +75,11 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
         try {
             agent.apply(rules);
         } catch (RuntimeException e) {
-            RateLimitBridge.agentError("applying reloaded rules", e, "the previous rules stay in force");
-            settle("reload failed inside the agent (" + e + "); the previous rules stay in force");
+            RateLimitBridge.agentError("applying reloaded rules", e, kept());
+            settle("reload failed inside the agent (" + e + "); " + kept());
             return;
         }
+        withoutRules = false;
         settle("loaded " + RuleSet.count(rules.rules().size()));
         LOG.log(Level.INFO, "rate-limit-agent: reloaded " + configPath + " in "
                 + (System.nanoTime() - started) / 1_000_000 + " ms: " + agent.rules().describe());
@@ -76,22 +91,27 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
 
     @Override
     public void rejected(List<ConfigError> errors) {
-        settle("invalid (" + ConfigException.count(errors.size()) + "); the previous rules stay in force");
+        settle("invalid (" + ConfigException.count(errors.size()) + "); " + kept());
         // the rule file, or a token file it names (each error names its file): "the edited rule
         // file" was said of a token file's change too (review of the thirty-third round)
         LOG.log(Level.ERROR, "rate-limit-agent: after a change to the rule file or a token file it names, the rules"
-                + " are invalid; the previous rules stay in force:\n"
+                + " are invalid; " + kept() + ":\n"
                 + errors.stream().map(ConfigError::format).collect(Collectors.joining("\n")));
     }
 
     @Override
     public void missing() {
-        record(MISSING);
-        LOG.log(Level.WARNING, "rate-limit-agent: " + configPath
-                + " is missing or unreadable; the previous rules stay in force until it is back");
+        record("the rule file is missing or unreadable; " + kept());
+        LOG.log(Level.WARNING, "rate-limit-agent: " + configPath + " is missing or unreadable; "
+                + (withoutRules ? kept() : "the previous rules stay in force until it is back"));
     }
 
-    private static final String MISSING = "the rule file is missing or unreadable; the previous rules stay in force";
+    /** What stays in force when a version is not applied. */
+    private String kept() {
+        return withoutRules
+                ? "no rules are in force until a valid version is loaded (on-config-error=disable)"
+                : "the previous rules stay in force";
+    }
 
     @Override
     public void back() {

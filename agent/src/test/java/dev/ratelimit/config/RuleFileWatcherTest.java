@@ -244,7 +244,10 @@ class RuleFileWatcherTest {
         Events events = new Events();
         RuleFileWatcher watcher = watcher(file, name -> null, loaded, events);
         Files.writeString(file, rulesWithToken("${file:new-token.txt}", 4));
-        poll(watcher, 2);
+        // a token file a version names and that does not exist is waited for, as an empty one
+        poll(watcher, RuleFileWatcher.EMPTY_LOOKS - 1);
+        assertEquals(List.of(), events.seen, "waited for");
+        poll(watcher, 1);
         assertEquals(List.of("rejected"), events.seen);
         poll(watcher, 1);
         assertEquals(List.of("rejected"), events.seen, "rejected once");
@@ -343,6 +346,48 @@ class RuleFileWatcherTest {
         Files.writeString(token, "another-token-of-some-length-9876543210\n");
         poll(watcher, 2);
         assertEquals(List.of("loaded 6"), events.seen);
+    }
+
+    /**
+     * An edit that names a token file for the first time, the file created empty and then
+     * written: the empty file is waited for, as one the version in force names. It was not,
+     * and a normal rollout logged an error before it loaded (the review of operations,
+     * thirty-sixth round).
+     */
+    @Test
+    void aTokenFileAnEditNamesForTheFirstTimeIsWaitedForWhileEmpty(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("rules.yaml");
+        Files.writeString(file, rules(1));
+        RuleSet loaded = ConfigLoader.load(file);
+        Events events = new Events();
+        RuleFileWatcher watcher = watcher(file, name -> null, loaded, events);
+        Path token = Files.write(dir.resolve("new.txt"), new byte[0]);
+        Files.writeString(file, rulesWithToken("${file:new.txt}", 8));
+        poll(watcher, RuleFileWatcher.EMPTY_LOOKS - 1);
+        assertEquals(List.of(), events.seen, "the new token file, empty, is waited for");
+        Files.writeString(token, "a-token-of-some-length-0123456789\n");
+        poll(watcher, 2);
+        assertEquals(List.of("loaded 8"), events.seen);
+    }
+
+    /** A token file rotated by deleting it and writing it again is waited for while it is missing. */
+    @Test
+    void aTokenFileDeletedAndWrittenAgainIsWaitedFor(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("rules.yaml");
+        Path token = Files.writeString(dir.resolve("token.txt"), "a-token-of-some-length-0123456789\n");
+        Files.writeString(file, rulesWithToken("${file:token.txt}", 9));
+        RuleSet loaded = ConfigLoader.load(file);
+        Events events = new Events();
+        RuleFileWatcher watcher = watcher(file, name -> null, loaded, events);
+        Files.delete(token);
+        poll(watcher, RuleFileWatcher.EMPTY_LOOKS - 1);
+        assertEquals(List.of(), events.seen, "a missing token file is waited for");
+        Files.writeString(token, "another-token-of-some-length-9876543210\n");
+        poll(watcher, 2);
+        assertEquals(List.of("loaded 9"), events.seen);
+        Files.delete(token);
+        poll(watcher, RuleFileWatcher.EMPTY_LOOKS);
+        assertEquals(List.of("loaded 9", "rejected"), events.seen, "one that stays missing is refused after 2 s");
     }
 
     /**

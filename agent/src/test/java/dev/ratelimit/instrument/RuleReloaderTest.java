@@ -39,6 +39,36 @@ class RuleReloaderTest {
         assertEquals("started with 0 rules", RuleReloader.startOutcome(RuleSet.empty("rules.yaml")));
     }
 
+    /**
+     * Started without the file's rules (on-config-error=disable): a missing file or a refused edit
+     * leaves no rules in force, and the MBean and the log say so. They said "the previous rules
+     * stay in force", and an operator took the application for limited (the review of operations,
+     * thirty-sixth round).
+     */
+    @Test
+    void startedWithoutTheRulesNoPreviousRulesAreSaidToStayInForce() {
+        RuleReloader reloader = new RuleReloader(null, Path.of("rules.yaml"));
+        reloader.startedWith(RuleSet.refused("rules.yaml", "the rule file does not exist"));
+        try (dev.ratelimit.testing.LogCapture capture = dev.ratelimit.testing.LogCapture.open()) {
+            reloader.missing();
+            assertEquals("the rule file is missing or unreadable; no rules are in force until a valid version is"
+                    + " loaded (on-config-error=disable)", reloader.getLastReloadOutcome());
+            assertEquals(List.of("rate-limit-agent: rules.yaml is missing or unreadable; no rules are in force until a"
+                    + " valid version is loaded (on-config-error=disable)"), capture.messages());
+            reloader.rejected(List.of(new dev.ratelimit.config.ConfigError("rules.yaml", 1, 1, "the rule file is empty")));
+            assertEquals("invalid (1 error); no rules are in force until a valid version is loaded"
+                    + " (on-config-error=disable)", reloader.getLastReloadOutcome());
+            assertEquals("rate-limit-agent: after a change to the rule file or a token file it names, the rules are"
+                    + " invalid; no rules are in force until a valid version is loaded (on-config-error=disable):\n"
+                    + "rules.yaml:1:1: the rule file is empty", capture.messages().get(1));
+        }
+        // started with the file's rules: they stay in force
+        RuleReloader started = new RuleReloader(null, Path.of("rules.yaml"));
+        started.startedWith(RuleSet.empty("rules.yaml"));
+        started.missing();
+        assertEquals("the rule file is missing or unreadable; the previous rules stay in force", started.getLastReloadOutcome());
+    }
+
     /** The audit saw "1 rules" in the start line; the outcome and the rule book say "1 rule". */
     @Test
     void oneRuleIsOneRule() throws Exception {
