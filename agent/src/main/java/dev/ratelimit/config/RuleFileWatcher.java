@@ -196,18 +196,17 @@ public final class RuleFileWatcher {
     }
 
     /**
-     * Whether the rule file ({@code content}) is empty, or a token file is empty or missing: one
-     * of the version in force, or one the new version names (an edit that names a token file for
-     * the first time, the file created empty then written, logged an error in between), or one
-     * deleted and created again (a rotation by {@code rm} and a write).
+     * Whether the rule file ({@code content}) is empty, or a token file it names is empty or
+     * missing: the new version's, not only the version in force's (an edit that names a token
+     * file for the first time, the file created empty and then written, logged an error in
+     * between), and missing as well as empty (a rotation by {@code rm} and a write). A token file
+     * only the version in force names is not waited for: the new version does not read it.
      */
     private boolean anEmptyFile(byte[] content) {
         if (content.length == 0) {
             return true;
         }
-        List<Path> tokens = new ArrayList<>(tokenFiles);
-        tokens.addAll(referencedTokenFiles(content));
-        for (Path token : tokens) {
+        for (Path token : referencedTokenFiles(content)) {
             try {
                 if (!Files.exists(token) || (Files.isRegularFile(token) && Files.size(token) == 0)) {
                     return true;
