@@ -166,33 +166,46 @@ public final class RuleFileWatcher {
             pendingLooks = 1;
             return;
         }
-        // an empty rule or token file is what a redirect leaves until its command writes: it is
-        // reported as invalid only once it has stayed empty a while, not between the two
-        if (++pendingLooks < EMPTY_LOOKS && anEmptyFile(content)) {
-            return;
-        }
-        pending = null;
-        reportedMissing = false;
+        pendingLooks++;
         // The version loaded is the content read above, and what is compared from now on is
         // that content's digest: an edit saved while this one is read is seen at the next poll.
         byte[] read = TokenSource.sha256(content);
+        RuleSet rules;
         try {
-            RuleSet rules = ConfigLoader.load(file, content, env);
-            tokenFiles = tokenFiles(rules);
-            applied = fingerprint(read);
-            listener.loaded(rules);
+            rules = ConfigLoader.load(file, content, env);
         } catch (ConfigException e) {
+            // an empty rule or token file is what a redirect leaves until its command writes, and
+            // a missing token file what a rotation by rm and a write leaves: a version refused
+            // while one is so is reported only once it has stayed so a while, not between the two.
+            // Only a refused version waits: a valid one loads at once, whatever its comments name
+            if (pendingLooks < EMPTY_LOOKS && anEmptyFile(content)) {
+                return;
+            }
+            settle();
             // the token files this version names are watched too, so that creating one that is
             // missing is a change (the rule file itself may not change again)
             tokenFiles = referencedTokenFiles(content);
             applied = fingerprint(read);
             listener.rejected(e.errors());
+            return;
         } catch (RuntimeException | LinkageError | StackOverflowError e) {
             // a bug of ours in the reader must not end the watching: report the version as rejected
+            settle();
             applied = now;
             listener.rejected(List.of(new ConfigError(file.toString(), 1, 1,
                     "the rule file could not be read (" + e.getClass().getSimpleName() + ")")));
+            return;
         }
+        settle();
+        tokenFiles = tokenFiles(rules);
+        applied = fingerprint(read);
+        listener.loaded(rules);
+    }
+
+    /** A version is settled (loaded or refused): nothing pending, and the file no longer missing. */
+    private void settle() {
+        pending = null;
+        reportedMissing = false;
     }
 
     /**
@@ -200,7 +213,10 @@ public final class RuleFileWatcher {
      * missing: the new version's, not only the version in force's (an edit that names a token
      * file for the first time, the file created empty and then written, logged an error in
      * between), and missing as well as empty (a rotation by {@code rm} and a write). A token file
-     * only the version in force names is not waited for: the new version does not read it.
+     * only the version in force names is not waited for: the new version does not read it. Asked
+     * of a refused version only: the text's references include those in comments, and a valid
+     * version naming a missing file in a comment waited 2 s (the review of the thirty-sixth
+     * round's commits).
      */
     private boolean anEmptyFile(byte[] content) {
         if (content.length == 0) {

@@ -29,8 +29,8 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
     private volatile String settledOutcome;
     /**
      * Whether the agent runs without the file's rules (refused at start-up under
-     * {@code on-config-error=disable}), until a version is loaded: then no "previous rules" stay
-     * in force when the file goes missing or an edit is refused. That was said, and an operator
+     * {@code on-config-error=disable}), until a version is loaded: then no "previous rules" of the
+     * file stay in force when it goes missing or an edit is refused (an annotation's inline limits do). That was said, and an operator
      * reading the MBean took the application for limited (the review of operations, thirty-sixth
      * round).
      */
@@ -109,7 +109,8 @@ final class RuleReloader implements AgentMBean, RuleFileWatcher.Listener {
     /** What stays in force when a version is not applied. */
     private String kept() {
         return withoutRules
-                ? "no rules are in force until a valid version is loaded (on-config-error=disable)"
+                ? "none of the rule file's rules are in force until a valid version is loaded"
+                        + " (on-config-error=disable; inline limits of annotations apply)"
                 : "the previous rules stay in force";
     }
 

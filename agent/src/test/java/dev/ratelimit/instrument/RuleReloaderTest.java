@@ -11,6 +11,8 @@ import org.junit.jupiter.api.Test;
 
 /** What the agent MBean says of the rule file as the watcher reports on it. */
 class RuleReloaderTest {
+    private static final String NONE = "none of the rule file's rules are in force until a valid version is loaded"
+            + " (on-config-error=disable; inline limits of annotations apply)";
 
     /** The outcome before the file went missing is said again, marked, once the file is back unchanged. */
     @Test
@@ -41,9 +43,9 @@ class RuleReloaderTest {
 
     /**
      * Started without the file's rules (on-config-error=disable): a missing file or a refused edit
-     * leaves no rules in force, and the MBean and the log say so. They said "the previous rules
-     * stay in force", and an operator took the application for limited (the review of operations,
-     * thirty-sixth round).
+     * leaves none of the file's rules in force (an annotation's inline limits apply), and the MBean
+     * and the log say so. They said "the previous rules stay in force", and an operator took the
+     * application for limited by the file (the review of operations, thirty-sixth round).
      */
     @Test
     void startedWithoutTheRulesNoPreviousRulesAreSaidToStayInForce() {
@@ -51,15 +53,12 @@ class RuleReloaderTest {
         reloader.startedWith(RuleSet.refused("rules.yaml", "the rule file does not exist"));
         try (dev.ratelimit.testing.LogCapture capture = dev.ratelimit.testing.LogCapture.open()) {
             reloader.missing();
-            assertEquals("the rule file is missing or unreadable; no rules are in force until a valid version is"
-                    + " loaded (on-config-error=disable)", reloader.getLastReloadOutcome());
-            assertEquals(List.of("rate-limit-agent: rules.yaml is missing or unreadable; no rules are in force until a"
-                    + " valid version is loaded (on-config-error=disable)"), capture.messages());
+            assertEquals("the rule file is missing or unreadable; " + NONE, reloader.getLastReloadOutcome());
+            assertEquals(List.of("rate-limit-agent: rules.yaml is missing or unreadable; " + NONE), capture.messages());
             reloader.rejected(List.of(new dev.ratelimit.config.ConfigError("rules.yaml", 1, 1, "the rule file is empty")));
-            assertEquals("invalid (1 error); no rules are in force until a valid version is loaded"
-                    + " (on-config-error=disable)", reloader.getLastReloadOutcome());
+            assertEquals("invalid (1 error); " + NONE, reloader.getLastReloadOutcome());
             assertEquals("rate-limit-agent: after a change to the rule file or a token file it names, the rules are"
-                    + " invalid; no rules are in force until a valid version is loaded (on-config-error=disable):\n"
+                    + " invalid; " + NONE + ":\n"
                     + "rules.yaml:1:1: the rule file is empty", capture.messages().get(1));
         }
         // started with the file's rules: they stay in force
