@@ -255,7 +255,8 @@ final class AdviceTransformer implements ClassFileTransformer {
     /**
      * Counts and names each method annotated {@code RateLimited} whose annotation type the
      * class's loader serves no class file of (one that defines classes from bytes, an in-memory
-     * plugin loader): Byte Buddy cannot read such an annotation, so the method is not limited.
+     * plugin loader): Byte Buddy cannot read such an annotation, so the method is not limited by
+     * it (only by the file's rules that name it, if any).
      * Nothing said so, in the log or the metrics (the review of the method path, thirty-sixth
      * round). Once per class, at its first definition: a retransformation sees the same file.
      */
@@ -271,7 +272,7 @@ final class AdviceTransformer implements ClassFileTransformer {
                 }
             });
             if (!found) {
-                listener.annotationUnreadable(name, method[0], method[1], method[2]);
+                listener.annotationUnreadable(name, method[0], method[1], method[2], methods.namedByRules(name, method[0]));
             }
         }
     }

@@ -289,6 +289,10 @@ final class LimitedMethodTransformer {
             @Override
             public MethodVisitor visitMethod(int access, String name, String descriptor, String signature,
                     String[] exceptions) {
+                if (name.startsWith("<") || (access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE | Opcodes.ACC_BRIDGE
+                        | Opcodes.ACC_SYNTHETIC)) != 0) {
+                    return null; // never limited, annotation or not (see limitable)
+                }
                 return new MethodVisitor(OpenedClassReader.ASM_API) {
                     @Override
                     public net.bytebuddy.jar.asm.AnnotationVisitor visitAnnotation(String annotation, boolean visible) {
@@ -305,6 +309,11 @@ final class LimitedMethodTransformer {
             }
         }, ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
         return found;
+    }
+
+    /** Whether a method rule of the file names this method (its annotation aside). */
+    boolean namedByRules(String className, String methodName) {
+        return rules.current().namesMethod(className, methodName);
     }
 
     /**

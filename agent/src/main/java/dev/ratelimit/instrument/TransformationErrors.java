@@ -87,15 +87,19 @@ final class TransformationErrors {
     /**
      * Counts a method annotated {@code RateLimited} whose annotation type its class's loader
      * serves no class file of, and names it at warning level (up to 256 methods, later at debug):
-     * the annotation cannot be read, so the method runs without its limit.
+     * the annotation cannot be read, so the method runs without its limit (with those of the
+     * file's rules that name it, if any).
      */
-    void annotationUnreadable(String typeName, String method, String descriptor, String annotationType) {
+    void annotationUnreadable(String typeName, String method, String descriptor, String annotationType,
+            boolean namedByRules) {
         RateLimitBridge.transformationError();
         errors.incrementAndGet();
         String line = "rate-limit-agent: " + typeName + "#" + method + descriptor + " is annotated " + annotationType
                 + ", but its class loader serves no class file of that type (a loader that defines classes from"
-                + " bytes), so the annotation cannot be read and the method runs without limits; name the method"
-                + " in the rule file, or annotate it with dev.ratelimit.annotation.RateLimited";
+                + " bytes), so the annotation cannot be read and its limit is not applied"
+                + (namedByRules ? " (the rule file's rules that name the method are)"
+                        : ": the method runs without limits; name it in the rule file")
+                + ", or annotate it with dev.ratelimit.annotation.RateLimited";
         String named = typeName + '#' + method + descriptor;
         if (leftOutNamed.size() < 256 && leftOutNamed.add(named)) {
             LOG.log(Level.WARNING, line);

@@ -130,7 +130,7 @@ public final class KeyResolver {
         }
         if (value instanceof Object[]) {
             StringBuilder text = new StringBuilder();
-            elements((Object[]) value, text, new java.util.IdentityHashMap<>());
+            elements((Object[]) value, text, null);
             return text.toString();
         }
         if (value.getClass().isArray()) {
@@ -152,17 +152,22 @@ public final class KeyResolver {
 
     /**
      * An {@code Object[]}'s contents, each element with its length before it, then {@code :}
-     * ({@code ;} for an array; {@code null} as {@code n}): {@code ["a, b"]} and {@code ["a", "b"]}
-     * are two keys. Written as
+     * ({@code ;} for an array; {@code null} and an empty {@code Optional} as {@code n}, another
+     * {@code Optional} as its value): {@code ["a, b"]} and {@code ["a", "b"]} are two keys. Written as
      * {@code Arrays.deepToString} writes them, they were one ({@code [a, b]}), and one caller of a
      * varargs method used up another's budget (the review of the method path, thirty-sixth round).
      * An array met again inside itself is written {@code c}, where that method wrote {@code [...]}.
      */
-    private static void elements(Object[] array, StringBuilder text, java.util.Map<Object[], Boolean> open) {
-        open.put(array, Boolean.TRUE);
+    private static void elements(Object[] array, StringBuilder text, java.util.Map<Object, Boolean> open) {
         text.append('[');
         for (int i = 0; i < array.length; i++) {
             Object element = array[i];
+            // an Optional is its value here too, read here: an array inside it is an array
+            // element, and one holding the array that holds it is a cycle (an Optional cannot
+            // hold itself: the loop ends)
+            while (element instanceof Optional) {
+                element = ((Optional<?>) element).orElse(null);
+            }
             text.append(i == 0 ? "" : ",");
             if (element == null) {
                 text.append('n');
@@ -171,23 +176,24 @@ public final class KeyResolver {
             String part;
             char kind = ':';
             if (element instanceof Object[]) {
+                if (open == null) {
+                    // the arrays being written, from the outermost: made at the first array inside one
+                    open = new java.util.IdentityHashMap<>();
+                    open.put(array, Boolean.TRUE);
+                }
                 if (open.containsKey(element)) {
                     // the array inside itself: no length, as null has none
                     text.append('c');
                     continue;
                 }
+                open.put(element, Boolean.TRUE);
                 StringBuilder inner = new StringBuilder();
                 elements((Object[]) element, inner, open);
+                open.remove(element);
                 part = inner.toString();
                 kind = ';';
             } else {
-                String own = text(element);
-                if (own == null) {
-                    // an empty Optional
-                    text.append('n');
-                    continue;
-                }
-                part = own;
+                part = text(element);
                 if (element.getClass().isArray() && !(element instanceof char[])) {
                     // an array's text, not a string that reads the same (a char[] is the string it holds)
                     kind = ';';
@@ -196,7 +202,6 @@ public final class KeyResolver {
             text.append(part.length()).append(kind).append(part);
         }
         text.append(']');
-        open.remove(array);
     }
 
     /**

@@ -167,6 +167,45 @@ class AdviceTransformerTest {
         }
     }
 
+    /**
+     * The warning says what still limits a method a file rule names, and says nothing of a
+     * method never limited, annotation or not (an abstract one): it told the user to name a
+     * method in the rule file that a rule named already, and that it ran without limits (the
+     * review of the thirty-sixth round's commits).
+     */
+    @Test
+    void theWarningForAnUnreadableAnnotationSaysWhatStillLimitsTheMethod() throws Exception {
+        RuleSet ruleSet = ConfigLoader.parse("version: 1\nrules:\n  - name: named\n    match: {method: example.Named#work}\n"
+                + "    key: global\n    limit: 3\n    window: 1h\n", "t.yaml", Path.of("."), name -> null);
+        RuleBook book = new RuleBook(ruleSet, LimiterFactory.of(ruleSet.store()), null, () -> { });
+        Advice.ExceptionHandler handler = AgentInstaller.adviceExceptionHandler();
+        LimitedMethodTransformer.RuleBookSource source = () -> book;
+        TransformationErrors counted = new TransformationErrors();
+        AdviceTransformer withRule = new AdviceTransformer(new LimitedMethodTransformer(new MethodSites(book), source, handler),
+                new ServletTransformer(handler), source, counted, null, () -> { });
+        try (LogCapture capture = LogCapture.open()) {
+            assertNotNull(withRule.transform(null, application, "example/Named", null, null,
+                    annotatedClass("example/Named", "Lexample/RateLimited;", 1)), "woven for the rule");
+            List<String> warnings = capture.messages(java.util.logging.Level.WARNING);
+            assertEquals(1, warnings.size(), warnings::toString);
+            assertTrue(warnings.get(0).contains("so the annotation cannot be read and its limit is not applied (the rule"
+                    + " file's rules that name the method are), or annotate it with dev.ratelimit.annotation.RateLimited"),
+                    warnings.get(0));
+            assertEquals(1, counted.errors());
+
+            net.bytebuddy.jar.asm.ClassWriter writer = new net.bytebuddy.jar.asm.ClassWriter(0);
+            writer.visit(Opcodes.V11, Opcodes.ACC_PUBLIC | Opcodes.ACC_ABSTRACT | Opcodes.ACC_INTERFACE,
+                    "example/Api", null, "java/lang/Object", null);
+            MethodVisitor work = writer.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_ABSTRACT, "work", "()V", null, null);
+            work.visitAnnotation("Lexample/RateLimited;", true).visitEnd();
+            work.visitEnd();
+            writer.visitEnd();
+            assertNull(withRule.transform(null, application, "example/Api", null, null, writer.toByteArray()));
+            assertEquals(1, capture.messages(java.util.logging.Level.WARNING).size(), "an abstract method is never limited");
+            assertEquals(1, counted.errors());
+        }
+    }
+
     /** A class with one method, {@code work()}, annotated with the given annotation type. */
     private static byte[] annotatedClass(String internalName, String annotation, Object limit) {
         net.bytebuddy.jar.asm.ClassWriter writer = new net.bytebuddy.jar.asm.ClassWriter(

@@ -143,7 +143,9 @@ class KeyResolverTest {
                 new Object[] {"", ""},
                 new Object[] {new int[] {1, 2}},
                 new Object[] {"[1, 2]"},
-                new Object[] {"[1, 2]", ""});
+                new Object[] {"[1, 2]", ""},
+                new Object[] {java.util.Optional.of(new String[] {"a"})},
+                new Object[] {"[1:a]"});
         java.util.Set<String> keys = new java.util.HashSet<>();
         for (Object[] array : arrays) {
             assertTrue(keys.add(key("arg0", (Object) array)), () -> "a second array keyed " + key("arg0", (Object) array));
@@ -156,6 +158,11 @@ class KeyResolverTest {
         cyclic[0] = "a";
         cyclic[1] = cyclic;
         assertEquals("[1:a,c]", key("arg0", (Object) cyclic));
+        Object[] throughOptional = new Object[1];
+        throughOptional[0] = java.util.Optional.of(throughOptional);
+        assertEquals("[c]", key("arg0", (Object) throughOptional), "a cycle through an Optional");
+        assertEquals("[c]", key("arg0", java.util.Optional.of(throughOptional)));
+        assertEquals("[n,1:a]", key("arg0", (Object) new Object[] {java.util.Optional.empty(), java.util.Optional.of("a")}));
         assertNotEquals(key("arg0", (Object) cyclic), key("arg0", (Object) new Object[] {"a", "c"}));
     }
 
