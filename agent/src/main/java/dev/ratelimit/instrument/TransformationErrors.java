@@ -23,8 +23,8 @@ final class TransformationErrors {
      * failing after a method was left out was logged only at debug).
      */
     private final AtomicBoolean classFailureLogged = new AtomicBoolean();
-    /** The methods {@link #leftOut} named at error level, bounded. */
-    private final Set<String> leftOutNamed = ConcurrentHashMap.newKeySet();
+    /** The methods (with the kind of error) {@link #countMethod} logged above debug, bounded. */
+    private final Set<String> namedMethods = ConcurrentHashMap.newKeySet();
     /** Loader classes already named in a log line by {@link #bridgeUnseen}. */
     private final Set<String> unseenBy = ConcurrentHashMap.newKeySet();
 
@@ -51,17 +51,21 @@ final class TransformationErrors {
      * again), named at error level once per method (up to 256 methods), later at debug.
      */
     void leftOut(String typeName, String method, String descriptor, int codeSize) {
+        countMethod("left out", typeName + '#' + method + descriptor, Level.ERROR, "rate-limit-agent: could not limit "
+                + typeName + "#" + method + descriptor + ": with the advice its code would be " + codeSize
+                + " bytes, past the JVM's limit of 65535 for a method, so it runs without limits; the class's other"
+                + " limited methods keep theirs");
+    }
+
+    /**
+     * Counts a method's transformation error, and logs its line at {@code level} the first time
+     * for this method and kind (up to 256 of them), later at debug.
+     */
+    private void countMethod(String kind, String method, Level level, String line) {
         RateLimitBridge.transformationError();
         errors.incrementAndGet();
-        String line = "rate-limit-agent: could not limit " + typeName + "#" + method + descriptor
-                + ": with the advice its code would be " + codeSize + " bytes, past the JVM's limit of 65535 for a"
-                + " method, so it runs without limits; the class's other limited methods keep theirs";
-        String named = typeName + '#' + method + descriptor;
-        if (leftOutNamed.size() < 256 && leftOutNamed.add(named)) {
-            LOG.log(Level.ERROR, line);
-        } else {
-            LOG.log(Level.DEBUG, line);
-        }
+        boolean first = namedMethods.size() < 256 && namedMethods.add(kind + ' ' + method);
+        LOG.log(first ? level : Level.DEBUG, line);
     }
 
     /**
@@ -92,20 +96,13 @@ final class TransformationErrors {
      */
     void annotationUnreadable(String typeName, String method, String descriptor, String annotationType,
             boolean namedByRules) {
-        RateLimitBridge.transformationError();
-        errors.incrementAndGet();
-        String line = "rate-limit-agent: " + typeName + "#" + method + descriptor + " is annotated " + annotationType
+        countMethod("unreadable annotation", typeName + '#' + method + descriptor, Level.WARNING, "rate-limit-agent: "
+                + typeName + "#" + method + descriptor + " is annotated " + annotationType
                 + ", but its class loader serves no class file of that type (a loader that defines classes from"
                 + " bytes), so the annotation cannot be read and its limit is not applied"
                 + (namedByRules ? " (the rule file's rules that name the method are)"
                         : ": the method runs without limits; name it in the rule file")
-                + ", or annotate it with dev.ratelimit.annotation.RateLimited";
-        String named = typeName + '#' + method + descriptor;
-        if (leftOutNamed.size() < 256 && leftOutNamed.add(named)) {
-            LOG.log(Level.WARNING, line);
-        } else {
-            LOG.log(Level.DEBUG, line);
-        }
+                + ", or annotate it with dev.ratelimit.annotation.RateLimited");
     }
 
     long transformed() {
