@@ -181,6 +181,15 @@ public final class RedisStore implements AutoCloseable {
     private boolean outageLogged;
     /** When connections were last dropped for a replica's reply ({@code System.nanoTime}), or NEVER. */
     private volatile long demotedClearedAt = NEVER;
+    /**
+     * When the idle connections were last dropped for one found closed while idle
+     * ({@code System.nanoTime}), or NEVER. A connection whose opening began before that, and that
+     * was not in the pool then (the connector was opening it), may have been closed with the
+     * others: it is asked for a PING on its next loan, as a connection idle a while is (see
+     * {@link OpenedInBackground#validateObject}). It was lent unchecked, failed at once, and
+     * under load its failure was taken for an outage (a CI run of the thirty-sixth round).
+     */
+    private volatile long idleClosedClearedAt = NEVER;
     private static final long NEVER = Long.MIN_VALUE;
     /** When the outage under way began ({@code System.nanoTime}); guarded by outageLog. */
     private long downSince;
@@ -254,9 +263,10 @@ public final class RedisStore implements AutoCloseable {
         poolConfig.setTimeBetweenEvictionRuns(Duration.ofMillis(-1));
         try {
             this.poolConnections = new OpenedInBackground(config.connectionUri(), timeoutMillis, false,
-                    this::stillOpen);
+                    this::stillOpen, this::openedBeforeTheLastClear);
             this.pool = new JedisPool(poolConfig, poolConnections);
-            this.probeConnections = new OpenedInBackground(config.connectionUri(), timeoutMillis, true, jedis -> true);
+            this.probeConnections = new OpenedInBackground(config.connectionUri(), timeoutMillis, true, jedis -> true,
+                    (opened, checked) -> false);
         } catch (RuntimeException e) {
             // the rule file's check refuses what the client would; should it differ, the
             // client's message repeats the URI, password included, so it is not passed on
@@ -287,11 +297,17 @@ public final class RedisStore implements AutoCloseable {
         private final java.util.function.Predicate<Jedis> idleCheck;
         /** When each open connection was opened ({@code System.nanoTime}), for {@link #openedAt}. */
         private final Map<Jedis, Long> opened = Collections.synchronizedMap(new IdentityHashMap<>());
+        /** Whether a connection must be checked though not idle a while: given when it was opened and last checked. */
+        private final java.util.function.BiPredicate<Long, Long> suspect;
+        /** When a connection last passed a check it was given as a suspect ({@code System.nanoTime}). */
+        private final Map<Jedis, Long> checked = Collections.synchronizedMap(new IdentityHashMap<>());
 
-        OpenedInBackground(URI uri, int timeoutMillis, boolean onAnyThread, java.util.function.Predicate<Jedis> idleCheck) {
+        OpenedInBackground(URI uri, int timeoutMillis, boolean onAnyThread, java.util.function.Predicate<Jedis> idleCheck,
+                java.util.function.BiPredicate<Long, Long> suspect) {
             super(uri, timeoutMillis, timeoutMillis, null, null, serverIdentityChecked(), null);
             this.onAnyThread = onAnyThread;
             this.idleCheck = idleCheck;
+            this.suspect = suspect;
         }
 
         /** When {@code jedis} was opened, or {@code Long.MIN_VALUE} when it is not known (closed). */
@@ -308,7 +324,21 @@ public final class RedisStore implements AutoCloseable {
          */
         @Override
         public boolean validateObject(PooledObject<Jedis> pooled) {
-            return pooled.getIdleDuration().compareTo(IDLE_BEFORE_CHECK) < 0 || idleCheck.test(pooled.getObject());
+            Jedis jedis = pooled.getObject();
+            if (pooled.getIdleDuration().compareTo(IDLE_BEFORE_CHECK) >= 0) {
+                return idleCheck.test(jedis);
+            }
+            Long checkedAt = checked.get(jedis);
+            if (!suspect.test(openedAt(jedis), checkedAt == null ? Long.MIN_VALUE : checkedAt)) {
+                return true;
+            }
+            long asked = System.nanoTime();
+            boolean open = idleCheck.test(jedis);
+            if (open) {
+                // not asked again until the next such drop
+                checked.put(jedis, asked);
+            }
+            return open;
         }
 
         @Override
@@ -334,6 +364,7 @@ public final class RedisStore implements AutoCloseable {
         @Override
         public void destroyObject(PooledObject<Jedis> pooled) throws Exception {
             opened.remove(pooled.getObject());
+            checked.remove(pooled.getObject());
             super.destroyObject(pooled);
         }
     }
@@ -482,6 +513,18 @@ public final class RedisStore implements AutoCloseable {
      * again as calls need them.) On a virtual thread the PING runs on a thread of the store's, as
      * the command does ({@link #commandElsewhere}): an interrupt would close the socket.
      */
+    /**
+     * Whether a connection opened at {@code openedAt} and last checked as a suspect at
+     * {@code checkedAt} ({@code Long.MIN_VALUE}: not known, never) began opening before the last
+     * drop for a connection closed while idle, and has not been checked since (see
+     * {@link #idleClosedClearedAt}).
+     */
+    private boolean openedBeforeTheLastClear(long openedAt, long checkedAt) {
+        long cleared = idleClosedClearedAt;
+        return cleared != NEVER && openedAt != Long.MIN_VALUE && openedAt - cleared < 0
+                && (checkedAt == Long.MIN_VALUE || checkedAt - cleared < 0);
+    }
+
     private boolean stillOpen(Jedis jedis) {
         long[] call = CALL_DEADLINE.get();
         long budgetNanos = timeoutNanos;
@@ -775,6 +818,7 @@ public final class RedisStore implements AutoCloseable {
                 // decides it: it is not tried again, since the server may have run it), the idle
                 // connections are dropped, and the next call opens a new one. Redis really down
                 // shows at that next call, which cannot connect.
+                idleClosedClearedAt = System.nanoTime();
                 pool.clear();
                 poolChanged();
                 throw failed("connection closed while idle", e);
