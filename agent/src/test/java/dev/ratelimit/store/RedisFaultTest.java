@@ -991,17 +991,7 @@ class RedisFaultTest {
             elsewhere.commandsElsewhere = () -> true;
             RedisLimiter limiter = new RedisLimiter(elsewhere, reject.config());
             assertAnsweredWithinSeconds(limiter, 10);
-            // the first call's connection may not be given back yet (its command ran on a thread of
-            // the store's): an opening then finds the pool at capacity and opens nothing, so open
-            // until two are idle (once, in CI, the setup found one)
-            long opened = System.nanoTime() + 5_000_000_000L;
-            while (elsewhere.pool.getNumIdle() < 2 && System.nanoTime() < opened) {
-                elsewhere.connector.submit(elsewhere::openIdleConnection).get(5, java.util.concurrent.TimeUnit.SECONDS);
-                if (elsewhere.pool.getNumIdle() < 2) {
-                    Thread.sleep(5);
-                }
-            }
-            assertEquals(2, elsewhere.pool.getNumIdle(), "the case under test: two idle connections");
+            twoIdleConnections(elsewhere);
             Thread.sleep(1_200); // idle long enough to be checked before use
             java.util.concurrent.CountDownLatch busy = new java.util.concurrent.CountDownLatch(1);
             for (int i = 0; i < 2; i++) {
@@ -1046,14 +1036,7 @@ class RedisFaultTest {
                 java.time.Duration.ofSeconds(1), "rl-escaped:"), 2)) {
             RedisLimiter limiter = new RedisLimiter(store, reject.config());
             assertAnsweredWithinSeconds(limiter, 10);
-            long opened = System.nanoTime() + 5_000_000_000L;
-            while (store.pool.getNumIdle() < 2 && System.nanoTime() < opened) {
-                store.connector.submit(store::openIdleConnection).get(5, java.util.concurrent.TimeUnit.SECONDS);
-                if (store.pool.getNumIdle() < 2) {
-                    Thread.sleep(5);
-                }
-            }
-            assertEquals(2, store.pool.getNumIdle(), "the case under test: two idle connections");
+            twoIdleConnections(store);
             redis.clients.jedis.Jedis away = store.pool.getResource(); // not in the pool when it is cleared
             try (Jedis admin = server.client()) {
                 // both of this store's connections, and any other client's but this one
@@ -1078,6 +1061,23 @@ class RedisFaultTest {
             }
             assertEquals(pings, pings(), "PINGs sent by the calls after the check");
         }
+    }
+
+    /**
+     * Has the store's connector open connections until two are idle (a pool of two). The first
+     * call's connection may not be given back yet (its command ran on a thread of the store's):
+     * an opening then finds the pool at capacity and opens nothing, so it opens until two are
+     * idle (once, in CI, a set-up that opened twice found one).
+     */
+    private static void twoIdleConnections(RedisStore store) throws Exception {
+        long opened = System.nanoTime() + 5_000_000_000L;
+        while (store.pool.getNumIdle() < 2 && System.nanoTime() < opened) {
+            store.connector.submit(store::openIdleConnection).get(5, java.util.concurrent.TimeUnit.SECONDS);
+            if (store.pool.getNumIdle() < 2) {
+                Thread.sleep(5);
+            }
+        }
+        assertEquals(2, store.pool.getNumIdle(), "the case under test: two idle connections");
     }
 
     /** The PINGs the server has answered so far (its command statistics). */
