@@ -98,7 +98,8 @@ public final class KeyResolver {
                         try {
                             return value == null ? null : text(value);
                         } catch (RuntimeException | Error e) {
-                            throw ThrownByApplication.report("the key's " + value.getClass().getName() + ".toString()", e);
+                            throw ThrownByApplication.report("the key's " + value.getClass().getName()
+                                    + (value instanceof List ? ".toArray() or an element's toString()" : ".toString()"), e);
                         }
                     } finally {
                         slot.readingKey = reading;
@@ -111,8 +112,8 @@ public final class KeyResolver {
     }
 
     /**
-     * A key part's text; {@code null} for none. An array keys by its contents and an
-     * {@code Optional} by its value: their {@code toString} names the instance ({@code [C@1b6d3586})
+     * A key part's text; {@code null} for none. An array or a {@code List} keys by its contents
+     * and an {@code Optional} by its value: their {@code toString} names the instance ({@code [C@1b6d3586})
      * or wraps the value, so each call's new array was a new key and the rule never limited.
      */
     private static String text(Object value) {
@@ -128,9 +129,9 @@ public final class KeyResolver {
         if (value instanceof char[]) {
             return new String((char[]) value);
         }
-        if (value instanceof Object[]) {
+        if (value instanceof Object[] || value instanceof List) {
             StringBuilder text = new StringBuilder();
-            elements((Object[]) value, text, null);
+            elements(value, text, null);
             return text.toString();
         }
         if (value.getClass().isArray()) {
@@ -151,14 +152,18 @@ public final class KeyResolver {
     }
 
     /**
-     * An {@code Object[]}'s contents, each element with its length before it, then {@code :}
-     * ({@code ;} for an array; {@code null} and an empty {@code Optional} as {@code n}, another
-     * {@code Optional} as its value): {@code ["a, b"]} and {@code ["a", "b"]} are two keys. Written as
-     * {@code Arrays.deepToString} writes them, they were one ({@code [a, b]}), and one caller of a
-     * varargs method used up another's budget (the review of the method path, thirty-sixth round).
-     * An array met again inside itself is written {@code c}, where that method wrote {@code [...]}.
+     * An {@code Object[]}'s or a {@code List}'s contents, each element with its length before it,
+     * then {@code :} ({@code ;} for an array or a list; {@code null} and an empty {@code Optional} as
+     * {@code n}, another {@code Optional} as its value): {@code ["a, b"]} and {@code ["a", "b"]} are
+     * two keys. Written as {@code Arrays.deepToString} writes them, they were one ({@code [a, b]}), and
+     * one caller of a varargs method used up another's budget (the review of the method path,
+     * thirty-sixth round); a list's {@code toString} wrote them so too, until the thirty-seventh. An
+     * array or list met again inside itself is written {@code c}, where those wrote {@code [...]} or
+     * {@code (this Collection)}. A list is read by its {@code toArray}, one copy, as a list
+     * modified meanwhile is read by its {@code toString}.
      */
-    private static void elements(Object[] array, StringBuilder text, java.util.Map<Object, Boolean> open) {
+    private static void elements(Object container, StringBuilder text, java.util.Map<Object, Boolean> open) {
+        Object[] array = container instanceof List ? ((List<?>) container).toArray() : (Object[]) container;
         text.append('[');
         for (int i = 0; i < array.length; i++) {
             Object element = array[i];
@@ -175,11 +180,11 @@ public final class KeyResolver {
             }
             String part;
             char kind = ':';
-            if (element instanceof Object[]) {
+            if (element instanceof Object[] || element instanceof List) {
                 if (open == null) {
-                    // the arrays being written, from the outermost: made at the first array inside one
+                    // the arrays and lists being written, from the outermost: made at the first one inside one
                     open = new java.util.IdentityHashMap<>();
-                    open.put(array, Boolean.TRUE);
+                    open.put(container, Boolean.TRUE);
                 }
                 if (open.containsKey(element)) {
                     // the array inside itself: no length, as null has none
@@ -188,7 +193,7 @@ public final class KeyResolver {
                 }
                 open.put(element, Boolean.TRUE);
                 StringBuilder inner = new StringBuilder();
-                elements((Object[]) element, inner, open);
+                elements(element, inner, open);
                 open.remove(element);
                 part = inner.toString();
                 kind = ';';

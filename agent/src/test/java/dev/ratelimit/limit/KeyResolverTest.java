@@ -166,6 +166,76 @@ class KeyResolverTest {
         assertNotEquals(key("arg0", (Object) cyclic), key("arg0", (Object) new Object[] {"a", "c"}));
     }
 
+    /**
+     * A list keys by its elements, as an array does: by its toString, List.of("a, b") and
+     * List.of("a", "b") were one key, [a, b] (the review of the method path, thirty-sixth round).
+     */
+    @Test
+    void listsThatDifferAreDifferentKeys() {
+        List<Object> lists = List.of(
+                List.of("a, b"),
+                List.of("a", "b"),
+                List.of("a", List.of("b")),
+                List.of("a", "[b]"),
+                List.of(List.of("a", "b")),
+                List.of(),
+                List.of(""),
+                java.util.Arrays.asList("a", null),
+                List.of("a", "null"),
+                List.of(java.util.Optional.of(List.of("a"))),
+                List.of("[1:a]"));
+        java.util.Set<String> keys = new java.util.HashSet<>();
+        for (Object list : lists) {
+            assertTrue(keys.add(key("arg0", list)), () -> "a second list keyed " + key("arg0", list));
+        }
+        assertEquals("[1:a,1:b]", key("arg0", List.of("a", "b")));
+        assertEquals(key("arg0", (Object) new String[] {"a", "b"}), key("arg0", new java.util.ArrayList<>(List.of("a", "b"))),
+                "the same elements, in an array or in any list");
+        assertEquals(key("arg0", (Object) new Object[] {"a", new String[] {"b"}}), key("arg0", List.of("a", List.of("b"))),
+                "a list inside a list reads as an array inside an array");
+        java.util.List<Object> cyclic = new java.util.ArrayList<>();
+        cyclic.add("a");
+        cyclic.add(cyclic);
+        assertEquals("[1:a,c]", key("arg0", cyclic), "a list inside itself");
+        Object[] holder = {"a", null};
+        java.util.List<Object> inner = new java.util.ArrayList<>(List.of("b"));
+        inner.add(holder);
+        holder[1] = inner;
+        assertEquals("[1:a,7;[1:b,c]]", key("arg0", (Object) holder), "an array inside a list inside it");
+    }
+
+    /** A list whose elements cannot be read: its toArray throws, as a list of a closed session's can. */
+    @Test
+    void aListThatCannotBeReadIsNamedWithoutItsMessage() {
+        List<String> closed = new java.util.AbstractList<>() {
+            @Override
+            public String get(int index) {
+                throw new IllegalStateException("session closed for secret-user-bad3");
+            }
+
+            @Override
+            public int size() {
+                return 1;
+            }
+        };
+        IllegalStateException thrown = assertThrows(IllegalStateException.class, () -> key("arg0.items", new Basket(closed)));
+        assertTrue(thrown.getMessage().contains(".toArray() or an element's toString() threw"), thrown.getMessage());
+        assertFalse(asLogged(thrown).contains("secret-"), asLogged(thrown));
+    }
+
+    /** An argument holding a list. */
+    public static final class Basket {
+        private final List<String> items;
+
+        Basket(List<String> items) {
+            this.items = items;
+        }
+
+        public List<String> getItems() {
+            return items;
+        }
+    }
+
     @Test
     void gettersRecordAccessorsAndFields() {
         assertEquals("ann", key("arg0.name", new User()));
