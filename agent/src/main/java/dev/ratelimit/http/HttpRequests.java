@@ -191,7 +191,11 @@ public final class HttpRequests implements HttpGate {
         // the handler of /api/reports/{user})
         // (a URI normalize gave back as it is holds no dot segment: no second scan)
         String literal = path == uri ? null : RequestPath.literal(uri, contextPath, path);
-        int[] matched = current.matching(api.method(request), path, routed, literal);
+        // the client's method too: an error dispatch is a GET under Servlet 6.1, and a refused
+        // POST login was counted by a rule of GETs, and never by one of POSTs (HTTP review,
+        // thirty-seventh round)
+        String method = clientUri == null ? api.method(request) : api.clientMethodOfDispatch(request);
+        int[] matched = current.matching(method, path, routed, literal);
         if (matched.length == 0) {
             return false;
         }

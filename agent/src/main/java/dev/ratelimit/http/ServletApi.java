@@ -60,6 +60,13 @@ final class ServletApi {
      */
     private final String errorRequestUri;
     private final String forwardRequestUri;
+    /**
+     * The request attribute an error dispatch holds the client's method in
+     * ({@code jakarta.servlet.error.method}): Servlet 6.1 dispatches an error page as a
+     * {@code GET}, whatever the client sent (Tomcat 11, Jetty 12's ee11), where earlier versions
+     * kept the client's method. Javax containers never set it.
+     */
+    private final String errorMethod;
     /** {@code ServletRequestWrapper} of this API and its {@code getRequest()}; null where it cannot be found. */
     private final Class<?> requestWrapper;
     private final java.lang.reflect.Method wrapped;
@@ -73,6 +80,7 @@ final class ServletApi {
         String namespace = api.namespace;
         errorRequestUri = namespace + ".error.request_uri";
         forwardRequestUri = namespace + ".forward.request_uri";
+        errorMethod = namespace + ".error.method";
         Class<?> wrapper;
         java.lang.reflect.Method getRequest;
         try {
@@ -141,6 +149,22 @@ final class ServletApi {
     }
 
     String method(Object request) {
+        return calls.method(request);
+    }
+
+    /**
+     * The method the client sent, for the first dispatch of a request the container answered
+     * itself ({@link #clientUriOfDispatch}): at an error dispatch, the one the container kept in
+     * its attribute when it set one (Servlet 6.1 makes the dispatch itself a {@code GET}), else the
+     * request's own.
+     */
+    String clientMethodOfDispatch(Object request) {
+        if (errorDispatch != null && calls.dispatcherType(request) == errorDispatch) {
+            Object method = attribute(request, errorMethod);
+            if (method instanceof String) {
+                return (String) method;
+            }
+        }
         return calls.method(request);
     }
 

@@ -1267,4 +1267,63 @@ class HttpRequestsTest {
         assertNull(gate.enter(odd.request, odd.response));
         assertEquals(3, rules.get("api").metrics().allowed());
     }
+
+    /**
+     * Servlet 6.1 dispatches the error page of a request the container answered itself as a GET
+     * and keeps the client's method in {@code jakarta.servlet.error.method} (Tomcat 11, Jetty 12's
+     * ee11): the error dispatch's own method made a refused POST login count under a rule of GETs,
+     * and never under a rule of POSTs (HTTP review, thirty-seventh round). The client's method
+     * decides; where the attribute is not set (Servlet 6.0 and earlier, javax), the request's own.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jakarta.servlet", "javax.servlet"})
+    void theFirstDispatchOfARequestTheContainerAnsweredIsMatchedByTheMethodTheClientSent(String namespace) throws Exception {
+        useRules("version: 1",
+                "rules:",
+                "  - name: login-post",
+                "    match: {http: {path: /auth/**, methods: [POST]}}",
+                "    key: client-ip",
+                "    limit: 2",
+                "    window: 1h",
+                "  - name: login-get",
+                "    match: {http: {path: /auth/**, methods: [GET]}}",
+                "    key: client-ip",
+                "    limit: 2",
+                "    window: 1h",
+                "");
+        List<Boolean> rejected = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            FakeServlet error = new FakeServlet(namespace);
+            error.dispatcherType = "ERROR";
+            error.uri = "/error-page";
+            error.attributes.put(namespace + ".error.request_uri", "/auth/login");
+            if (namespace.equals("jakarta.servlet")) {
+                error.method = "GET"; // Servlet 6.1: the dispatch's own method
+                error.attributes.put("jakarta.servlet.error.method", "POST");
+            } else {
+                error.method = "POST"; // Servlet 4: the dispatch keeps the client's method
+            }
+            Object entered = gate.enter(error.request, error.response);
+            rejected.add(entered == RateLimitBridge.REJECTED);
+            if (entered != null && entered != RateLimitBridge.REJECTED) {
+                gate.exit(error.request, error.response, entered, null);
+            }
+        }
+        assertEquals(List.of(false, false, true), rejected, "the third POST is over login-post's limit of 2");
+        assertEquals(2, rules.get("login-post").metrics().allowed());
+        assertEquals(1, rules.get("login-post").metrics().rejected());
+        assertEquals(0, rules.get("login-get").metrics().allowed() + rules.get("login-get").metrics().rejected(),
+                "no GET was sent");
+
+        FakeServlet get = new FakeServlet(namespace);
+        get.dispatcherType = "ERROR";
+        get.uri = "/error-page";
+        get.remoteAddr = "192.0.2.13";
+        get.attributes.put(namespace + ".error.request_uri", "/auth/login");
+        Object entered = gate.enter(get.request, get.response);
+        assertNotNull(entered);
+        assertNotEquals(RateLimitBridge.REJECTED, entered);
+        assertEquals(1, rules.get("login-get").metrics().allowed(), "a GET the container refused: its error.method, if set, is GET");
+        gate.exit(get.request, get.response, entered, null);
+    }
 }

@@ -664,6 +664,25 @@ class HttpSuiteIT {
     }
 
     /**
+     * A refused request is matched by the method the client sent, not its error dispatch's:
+     * Servlet 6.1 containers (Tomcat 11 under Spring Boot, Jetty 12's ee11) dispatch the error page
+     * as a GET, so refused POSTs were counted by a rule of GETs and never by one of POSTs (HTTP
+     * review, thirty-seventh round). Tomcat 9 and Jetty's ee10 keep the client's method.
+     */
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targetsButUndertow")
+    void aRequestTheContainerRefusesItselfIsMatchedByTheMethodSent(WebApp.Container container, Path jdk)
+            throws Exception {
+        WebApp app = app(container, jdk);
+        String target = app.contextPath() + "/WEB-INF/posted";
+        String from = freshAddress();
+        assertEquals(List.of(404, 404, 429), statuses(3, i -> app.send(from, "POST", target, "x")),
+                "webinf-posts: 2 POSTs");
+        assertEquals(List.of(404, 404, 404, 429), statuses(4, i -> app.getFrom(from, target)),
+                "webinf-gets: 3 GETs, none of them spent by the POSTs");
+    }
+
+    /**
      * A filter that wraps the request in a wrapper keeping attributes of its own (the agent's mark
      * of a seen request does not show through it) passes the same request on: counted once. It
      * was taken for a sub-request and counted again, so a client had half its limit (servlet
