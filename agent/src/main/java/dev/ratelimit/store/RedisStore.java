@@ -149,6 +149,13 @@ public final class RedisStore implements AutoCloseable {
     private final long timeoutNanos;
     private final AtomicBoolean down = new AtomicBoolean();
     private final AtomicInteger timeoutsInARow = new AtomicInteger();
+    /** The outage whose probe failure {@link #probeFailed} logged; guarded by {@code outageLog}. */
+    private StoreUnavailableException probeCauseLogged;
+    /**
+     * When the earliest command of the timeouts counted in a row was sent ({@code System.nanoTime});
+     * {@link #NEVER} when none is counted (see {@link #outageAfter}).
+     */
+    private final AtomicLong firstCountedSend = new AtomicLong(NEVER);
     /**
      * When the latest answered command was sent ({@code System.nanoTime}): a timeout is a sign of
      * an outage only if no command sent after it has been answered (see {@link #outageSign}).
@@ -795,7 +802,7 @@ public final class RedisStore implements AutoCloseable {
             List<Long> reply = commandsElsewhere.getAsBoolean()
                     ? commandElsewhere(jedis, script, keys, args, deadline, interrupted)
                     : command(jedis, script, keys, args, deadline);
-            timeoutsInARow.set(0);
+            resetTimeouts();
             if (demotedClearedAt != NEVER) {
                 // a primary answers again: a later failover drops the connections once more
                 demotedClearedAt = NEVER;
@@ -830,7 +837,7 @@ public final class RedisStore implements AutoCloseable {
             if (NOT_SENT.equals(e.getMessage()) || !outageSign(sent, budget)) {
                 throw failed("timeout under load", e);
             }
-            if (timeoutsInARow.incrementAndGet() >= TIMEOUTS_BEFORE_DOWN) {
+            if (outageAfter(sent)) {
                 failedCalls.increment();
                 throw markDown(e);
             }
@@ -999,6 +1006,36 @@ public final class RedisStore implements AutoCloseable {
         return (int) Math.min(Integer.MAX_VALUE, (left + 999_999L) / 1_000_000L);
     }
 
+    /**
+     * Counts a timeout that is a sign of an outage ({@link #outageSign}) of a command sent at
+     * {@code sentAt}; whether the server is now taken for down: three such timeouts in a row, of
+     * commands sent at least a timeout apart, the earliest to the latest. Three alone, all of one
+     * burst, marked a healthy server down: a local Redis starved of CPU by the burst's own threads
+     * (a hundred threads on two cores) answered nothing for 60 to 90 ms, a 50 ms timeout's calls
+     * all timed out together, and with on-error: allow, up to 85 calls passed a limit of 5 while
+     * the probe found it up 47 ms later (the Redis review of the thirty-seventh round). A hung
+     * server is still silent a timeout later, so it is marked down a timeout later than before at
+     * most: by the first call sent a timeout after the first that timed out. Package-private for
+     * tests.
+     */
+    boolean outageAfter(long sentAt) {
+        keepEarliest(firstCountedSend, sentAt);
+        int timeouts = timeoutsInARow.incrementAndGet();
+        long first = firstCountedSend.get();
+        return timeouts >= TIMEOUTS_BEFORE_DOWN && first != NEVER && sentAt - first >= timeoutNanos;
+    }
+
+    /** An answer: the timeouts in a row start again. Package-private for tests. */
+    void resetTimeouts() {
+        timeoutsInARow.set(0);
+        firstCountedSend.set(NEVER);
+    }
+
+    /** Sets {@code earliest} to {@code time} unless it holds an earlier {@code System.nanoTime} ({@link #NEVER}: none). */
+    private static void keepEarliest(AtomicLong earliest, long time) {
+        earliest.accumulateAndGet(time, (held, next) -> held == NEVER || next - held < 0 ? next : held);
+    }
+
     /** A timeout of a command that was never sent: a call that waited (for a connection, for a thread) until no time was left. */
     private static final String NOT_SENT = "the timeout passed before the call was sent";
 
@@ -1122,7 +1159,7 @@ public final class RedisStore implements AutoCloseable {
             } catch (Exception e) {
                 // the next call asks the connector for one
             }
-            timeoutsInARow.set(0);
+            resetTimeouts();
             synchronized (outageLog) {
                 outage = null;
                 down.set(false);
@@ -1149,6 +1186,7 @@ public final class RedisStore implements AutoCloseable {
         try {
             connection = probeConnections.makeObject();
         } catch (Exception e) {
+            probeFailed(e);
             return false;
         }
         try {
@@ -1162,6 +1200,7 @@ public final class RedisStore implements AutoCloseable {
                     List.of("1000", Long.toString(Long.MAX_VALUE)), System.nanoTime() + timeoutNanos);
             return true;
         } catch (JedisException e) {
+            probeFailed(e);
             return false;
         } finally {
             try {
@@ -1169,6 +1208,38 @@ public final class RedisStore implements AutoCloseable {
             } catch (Exception e) {
                 // closing it
             }
+        }
+    }
+
+    /**
+     * Logs, once per outage, why the probe could not reach the server, when the outage's own line
+     * does not say it: a call that times out waiting for a connection says only that, while the
+     * connector fails on the certificate (a host name the certificate does not name, a CA the JVM
+     * does not trust), a password or an ACL. With a few threads calling, every call timed out so,
+     * the TLS handshake's failure was never logged, and an operator chased latency (the Redis
+     * review of the thirty-seventh round). A timeout of the probe itself says nothing new.
+     */
+    private void probeFailed(Exception e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        if (root instanceof SocketTimeoutException) {
+            return;
+        }
+        String why = root.getClass().getName() + ": " + root.getMessage();
+        synchronized (outageLog) {
+            StoreUnavailableException current = outage;
+            if (current == null || probeCauseLogged == current || !outageLogged) {
+                return;
+            }
+            probeCauseLogged = current;
+            String said = current.getMessage();
+            if (said != null && root.getMessage() != null && said.contains(root.getMessage())) {
+                return; // the outage's line named it
+            }
+            log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " is still not answering: opening a"
+                    + " connection failed (" + why + "); probing again with backoff");
         }
     }
 

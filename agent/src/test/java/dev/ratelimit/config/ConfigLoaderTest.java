@@ -814,6 +814,26 @@ class ConfigLoaderTest {
                 + " inside single quotes)"), errors("version: 1\nrules:\n  - name: 'it's'\n    key: global\n"));
     }
 
+    /**
+     * A character YAML allows nowhere (a control character), in a value, a quoted value or a
+     * comment, is refused at its line and column by its code, not printed (it may sit inside a
+     * token): it was refused at 1:1 as "special characters are not allowed" (the SPEC audit of the
+     * thirty-seventh round). Columns count code points, an emoji before it one.
+     */
+    @Test
+    void aCharacterYamlDoesNotAllowIsShownWhereItIs() {
+        String base = "version: 1\nrules:\n  - name: a\n    key: global\n    limit: 1\n    window: 1m\n";
+        for (int code : new int[] {0x00, 0x01, 0x0C, 0x1B, 0x7F}) {
+            String c = new String(Character.toChars(code));
+            String expected = String.format("invalid YAML: the character U+%04X is not allowed in a YAML file, not even in a"
+                    + " comment or a quoted value (in a double-quoted value, write it as the escape \\u%04X)", code, code);
+            assertEquals(List.of("rules.yaml:7:12: " + expected), errors(base + "# a comment" + c + " here\n"), "U+" + code);
+            assertEquals(List.of("rules.yaml:4:13: " + expected), errors(base.replace("key: global", "key: \"gl" + c + "obal\"")));
+            assertEquals(List.of("rules.yaml:3:13: " + expected), errors(base.replace("name: a", "name: \uD83D\uDE00a" + c)));
+            assertEquals(List.of("rules.yaml:2:1: " + expected), errors("version: 1\r\n" + c + "rules: []\r\n"), "after CRLF");
+        }
+    }
+
     /** {@code version: 1.0} read "version must be the number 1, not a number" (review of the thirty-third round). */
     @Test
     void aVersionWrittenAsADecimalIsShown() {

@@ -1205,6 +1205,138 @@ class RedisFaultTest {
     }
 
     /**
+     * Three timeouts in a row mark the server down only when their commands were sent a timeout
+     * apart or more, the earliest to the latest: the timeouts of one burst, sent together, did,
+     * and a local Redis starved of CPU by the burst's own threads for 60 to 90 ms was taken for
+     * down under a 50 ms timeout; with on-error: allow, up to 85 calls passed a limit of 5 (the
+     * Redis review of the thirty-seventh round). An answer starts the count again.
+     */
+    @Test
+    void timeoutsMarkTheServerDownOnlyWhenTheirCommandsWereSentATimeoutApart() {
+        long timeout = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MILLIS);
+        long sent = System.nanoTime();
+        for (int i = 0; i < 10; i++) {
+            assertFalse(store.outageAfter(sent + i * (timeout / 20)), "timeout " + i + " of one burst");
+        }
+        assertTrue(store.outageAfter(sent + timeout), "a command sent a timeout after the burst's first");
+        store.resetTimeouts();
+        assertFalse(store.outageAfter(sent + 3 * timeout), "an answer started the count again");
+        assertFalse(store.outageAfter(sent + 5 * timeout), "two in a row, a timeout apart");
+        assertTrue(store.outageAfter(sent + 6 * timeout), "the third, the earliest counted two timeouts before");
+        store.resetTimeouts();
+        assertFalse(store.outageAfter(sent + 9 * timeout));
+        assertFalse(store.outageAfter(sent + 8 * timeout), "counted out of order: the earliest send is kept");
+        assertTrue(store.outageAfter(sent + 9 * timeout), "the third, a timeout after the earliest");
+    }
+
+    /**
+     * When the outage's line does not say why (the calls timed out waiting for a connection),
+     * the probe's failure to open one is logged, once per outage: a TLS handshake that failed on
+     * the certificate, a password, a database the server does not have. With a few threads
+     * calling, the calls all timed out so, and the cause was never logged (the Redis review of
+     * the thirty-seventh round). Here the server refuses the database (SELECT 99), behind a proxy
+     * slow enough that the calls' waits for a connection time out first.
+     */
+    @Test
+    void whyTheProbeCannotConnectIsLoggedWhenTheOutageDoesNotSay() throws Exception {
+        try (SlowHandshakeProxy proxy = new SlowHandshakeProxy(server.port(), 3, 60);
+                RedisStore missingDatabase = new RedisStore(new RedisConfig("redis://127.0.0.1:" + proxy.port() + "/99",
+                        java.time.Duration.ofMillis(TIMEOUT_MILLIS), "rl-db99:"))) {
+            RedisLimiter limiter = new RedisLimiter(missingDatabase, allow.config());
+            long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+            while (missingDatabase.isUp() && System.nanoTime() < end) {
+                try {
+                    limiter.acquire("k");
+                } catch (StoreUnavailableException expected) {
+                    // each call follows on-error until the store is marked down
+                }
+            }
+            assertFalse(missingDatabase.isUp(), "marked down");
+            List<String> outage = messages().stream().filter(m -> m.contains("is not answering")).collect(java.util.stream.Collectors.toList());
+            assertEquals(1, outage.size(), messages().toString());
+            assertFalse(outage.get(0).contains("DB index"), "the case under test: the outage's line does not say why: " + outage);
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+            while (count("opening a connection failed") == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            List<String> why = messages().stream().filter(m -> m.contains("opening a connection failed")).collect(java.util.stream.Collectors.toList());
+            assertEquals(1, why.size(), messages().toString());
+            assertTrue(why.get(0).contains("DB index is out of range"), why.get(0));
+            Thread.sleep(1_000); // the probe fails again meanwhile, backing off: said once per outage
+            assertEquals(1, count("opening a connection failed"), messages().toString());
+        }
+    }
+
+    /**
+     * A hung server (SIGSTOP) that a burst of calls finds: the burst's calls time out together,
+     * each deciding by its rule's on-error, and the server is not marked down for them alone;
+     * the first call sent a timeout later that times out too marks it down. Measured again when
+     * the machine stalled the burst's threads apart by half a timeout or more.
+     */
+    @Test
+    void aBurstThatTimesOutTogetherDoesNotMarkTheServerDownAlone() throws Exception {
+        int threads = 8;
+        assertLimitingWorks("before-burst");
+        boolean measured = false;
+        for (int attempt = 0; attempt < 3 && !measured; attempt++) {
+            waitUntilUp(store, 5_000);
+            store.resetTimeouts();
+            long outagesBefore = count("is not answering");
+            // the pool holds idle connections for the burst: the calls send at once
+            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+            try {
+                for (int warm = 0; warm < 5; warm++) {
+                    List<java.util.concurrent.Future<?>> calls = new ArrayList<>();
+                    for (int i = 0; i < threads; i++) {
+                        String key = "warm-" + attempt + "-" + warm + "-" + i;
+                        calls.add(pool.submit(() -> allow.decide(new Object[] {key}, null)));
+                    }
+                    for (java.util.concurrent.Future<?> call : calls) {
+                        call.get(10, java.util.concurrent.TimeUnit.SECONDS);
+                    }
+                }
+                server.pause();
+                try {
+                    java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+                    long[] starts = new long[threads];
+                    List<java.util.concurrent.Future<Long>> burst = new ArrayList<>();
+                    for (int i = 0; i < threads; i++) {
+                        int index = i;
+                        String key = "burst-" + attempt + "-" + i;
+                        burst.add(pool.submit(() -> {
+                            go.await();
+                            starts[index] = System.nanoTime();
+                            return allow.decide(new Object[] {key}, null);
+                        }));
+                    }
+                    go.countDown();
+                    for (java.util.concurrent.Future<Long> call : burst) {
+                        assertTrue(Outcome.isAllowed(call.get(10, java.util.concurrent.TimeUnit.SECONDS)), "on-error: allow");
+                    }
+                    long spread = java.util.Arrays.stream(starts).max().getAsLong() - java.util.Arrays.stream(starts).min().getAsLong();
+                    if (spread >= java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MILLIS / 2)) {
+                        continue; // the machine stalled the burst apart: not the case under test
+                    }
+                    measured = true;
+                    assertTrue(store.isUp(), "a burst's timeouts alone: " + messages());
+                    assertEquals(outagesBefore, count("is not answering"), messages().toString());
+                    Thread.sleep(TIMEOUT_MILLIS);
+                    assertTrue(Outcome.isAllowed(allow.decide(new Object[] {"later-" + attempt}, null)));
+                    assertFalse(store.isUp(), "a call sent a timeout after the burst timed out too: " + messages());
+                    assertEquals(outagesBefore + 1, count("is not answering"), messages().toString());
+                } finally {
+                    server.resume();
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+        assertTrue(measured, "the burst's threads were stalled apart in each of 3 attempts");
+        waitUntilUp(store, 5_000);
+        assertLimitingWorks("after-burst");
+    }
+
+    /**
      * A server that sets connections up but answers no command (CLIENT PAUSE WRITE: AUTH, CLIENT
      * SETINFO and SELECT are answered, the script waits) is marked down after its first timeouts,
      * as a hung one is. Every timed-out call's connection is replaced, and the replacement's
