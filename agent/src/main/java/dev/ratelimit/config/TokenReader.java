@@ -77,6 +77,14 @@ final class TokenReader {
                     + " or ${file:PATH}");
             return null;
         }
+        if (text.contains("${")) {
+            // Bearer-${env:X}: the Redis URI substitutes references inside its text, a token did
+            // not, and took the reference's text for the secret, with no error: no exemption, and
+            // the file's text was the token (the SPEC audit of the thirty-seventh round)
+            errors.add(node, "a token holding '${' must be one whole ${env:NAME} or ${file:PATH}: references are not"
+                    + " substituted inside a token; put the whole token in the variable or the file");
+            return null;
+        }
         if (text.startsWith("sha256:")) {
             Matcher digestMatch = SHA256.matcher(text);
             if (!digestMatch.matches()) {

@@ -1137,6 +1137,26 @@ class ConfigLoaderTest {
         assertFalse(tagErrors.toString().contains("Secret"), tagErrors.toString());
     }
 
+    /**
+     * A reference inside a token's text (Bearer-${env:X}) is refused: the Redis URI substitutes
+     * its references, a token took the text for the secret, with no error, so the intended token
+     * earned no exemption (the SPEC audit of the thirty-seventh round). A whole reference still reads.
+     */
+    @Test
+    void aReferenceInsideATokenIsRefused() throws Exception {
+        for (String token : List.of("Bearer-${env:T}-suffix", "prefix-long-enough-${file:token}", "abcdefghijklmnop${")) {
+            List<String> errors = errorsWith("version: 1\nexempt:\n  header: X-T\n  tokens: [\"" + token + "\"]\n",
+                    Map.of("T", "an-internal-token-long-enough"));
+            assertEquals(List.of("rules.yaml:4:12: a token holding '${' must be one whole ${env:NAME} or ${file:PATH}:"
+                    + " references are not substituted inside a token; put the whole token in the variable or the file"),
+                    errors, token);
+        }
+        Map<String, String> env = Map.of("T", "an-internal-token-long-enough");
+        RuleSet whole = ConfigLoader.parse("version: 1\nexempt:\n  header: X-T\n  tokens: [\"${env:T}\"]\n",
+                "rules.yaml", dir, env::get);
+        assertEquals(1, whole.exempt().tokens().size());
+    }
+
     @Test
     void exemptNeedsHeaderAndTokens() {
         assertError("version: 1\nexempt:\n  tokens: [sha256:" + "a".repeat(64) + "]\n", 3, 3, "exempt needs a header");
