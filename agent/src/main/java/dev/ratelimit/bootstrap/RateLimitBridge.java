@@ -56,6 +56,10 @@ public final class RateLimitBridge {
     public static final int RETURNS_LIST = 13;
     public static final int RETURNS_SET = 14;
     public static final int RETURNS_MAP = 15;
+    /** An array: an empty one of the return type's component type. */
+    public static final int RETURNS_ARRAY = 16;
+    /** A concrete JDK collection or another collection interface, by name: see {@link #emptyOf}. */
+    public static final int RETURNS_EMPTY_OF_TYPE = 17;
 
     private static final int MAX_LOGGED_KINDS = 256;
     private static final AtomicLong AGENT_ERRORS = new AtomicLong();
@@ -156,6 +160,64 @@ public final class RateLimitBridge {
                 // a failing logger must not make the rejected call return as if it had run
             }
             return rejection;
+        }
+    }
+
+    /**
+     * The value a method of {@code woven} returning {@code returnType} (its binary name, as
+     * {@code Class.getName} gives it) and of the given return kind returns when a rule says
+     * {@code return-default}. An array or a concrete collection was {@code null}, where the
+     * specification promises an empty collection (the SPEC audit of the thirty-seventh round).
+     * Never throws: a type that cannot be had counts an agent error, and the call returns null.
+     */
+    public static Object defaultValue(int kind, Class<?> woven, String returnType) {
+        if (kind != RETURNS_ARRAY && kind != RETURNS_EMPTY_OF_TYPE) {
+            return defaultValue(kind);
+        }
+        try {
+            if (kind == RETURNS_ARRAY) {
+                ClassLoader loader = woven == null ? null : woven.getClassLoader();
+                return java.lang.reflect.Array.newInstance(Class.forName(returnType, false, loader).getComponentType(), 0);
+            }
+            return emptyOf(returnType);
+        } catch (Throwable t) {
+            agentError("making the default value of a rejected call", t, "the rejected call returned null");
+            return null;
+        }
+    }
+
+    /**
+     * A new empty collection of a concrete JDK class a method returns (the caller may add to it),
+     * or an empty one of a sorted or queue interface; null for any other type. The names are
+     * those {@code LimitedMethodTransformer.returnKind} marks {@link #RETURNS_EMPTY_OF_TYPE}.
+     */
+    static Object emptyOf(String type) {
+        switch (type) {
+            case "java.util.ArrayList": return new java.util.ArrayList<>();
+            case "java.util.LinkedList": return new java.util.LinkedList<>();
+            case "java.util.HashSet": return new java.util.HashSet<>();
+            case "java.util.LinkedHashSet": return new java.util.LinkedHashSet<>();
+            case "java.util.TreeSet": return new java.util.TreeSet<>();
+            case "java.util.HashMap": return new java.util.HashMap<>();
+            case "java.util.LinkedHashMap": return new java.util.LinkedHashMap<>();
+            case "java.util.TreeMap": return new java.util.TreeMap<>();
+            case "java.util.ArrayDeque":
+            case "java.util.Queue":
+            case "java.util.Deque":
+                return new java.util.ArrayDeque<>();
+            case "java.util.SortedSet":
+            case "java.util.NavigableSet":
+                return java.util.Collections.emptyNavigableSet();
+            case "java.util.SortedMap":
+            case "java.util.NavigableMap":
+                return java.util.Collections.emptyNavigableMap();
+            case "java.util.concurrent.ConcurrentMap":
+            case "java.util.concurrent.ConcurrentHashMap":
+                return new java.util.concurrent.ConcurrentHashMap<>();
+            case "java.util.concurrent.CopyOnWriteArrayList": return new java.util.concurrent.CopyOnWriteArrayList<>();
+            case "java.util.Iterator": return java.util.Collections.emptyIterator();
+            case "java.util.stream.Stream": return java.util.stream.Stream.empty();
+            default: return null;
         }
     }
 

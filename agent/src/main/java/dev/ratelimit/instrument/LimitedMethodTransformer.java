@@ -598,6 +598,9 @@ final class LimitedMethodTransformer {
     }
 
     private static int returnKind(TypeDescription type) {
+        if (type.isArray()) {
+            return RateLimitBridge.RETURNS_ARRAY;
+        }
         if (type.isPrimitive()) {
             switch (type.getName()) {
                 case "boolean": return RateLimitBridge.RETURNS_BOOLEAN;
@@ -622,6 +625,28 @@ final class LimitedMethodTransformer {
                 return RateLimitBridge.RETURNS_LIST;
             case "java.util.Set": return RateLimitBridge.RETURNS_SET;
             case "java.util.Map": return RateLimitBridge.RETURNS_MAP;
+            // a new one the caller may add to (RateLimitBridge.emptyOf)
+            case "java.util.ArrayList":
+            case "java.util.LinkedList":
+            case "java.util.HashSet":
+            case "java.util.LinkedHashSet":
+            case "java.util.TreeSet":
+            case "java.util.HashMap":
+            case "java.util.LinkedHashMap":
+            case "java.util.TreeMap":
+            case "java.util.ArrayDeque":
+            case "java.util.Queue":
+            case "java.util.Deque":
+            case "java.util.SortedSet":
+            case "java.util.NavigableSet":
+            case "java.util.SortedMap":
+            case "java.util.NavigableMap":
+            case "java.util.concurrent.ConcurrentMap":
+            case "java.util.concurrent.ConcurrentHashMap":
+            case "java.util.concurrent.CopyOnWriteArrayList":
+            case "java.util.Iterator":
+            case "java.util.stream.Stream":
+                return RateLimitBridge.RETURNS_EMPTY_OF_TYPE;
             default: return RateLimitBridge.RETURNS_NULL;
         }
     }

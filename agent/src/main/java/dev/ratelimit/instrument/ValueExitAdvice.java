@@ -17,7 +17,7 @@ final class ValueExitAdvice {
     static void exit(@Advice.Enter Object rejection, @ReturnKind int kind,
             @Advice.Return(readOnly = false, typing = Assigner.Typing.DYNAMIC) Object returned,
             @Advice.Thrown(readOnly = false) Throwable thrown, @Advice.Local(MethodEnterAdvice.SCOPE) Object scope,
-            @Advice.Origin Class<?> woven) {
+            @Advice.Origin Class<?> woven, @Advice.Origin("#r") String returnType) {
         if (scope != null) {
             RateLimitBridge.exitMethod(scope);
         }
@@ -25,7 +25,8 @@ final class ValueExitAdvice {
             if (rejection instanceof Throwable) {
                 thrown = RateLimitBridge.thrownIn(woven, (Throwable) rejection);
             } else {
-                returned = RateLimitBridge.defaultValue(kind);
+                // the name is a constant, loaded only here: the allowed path does not see it
+                returned = RateLimitBridge.defaultValue(kind, woven, returnType);
             }
         }
     }

@@ -63,4 +63,43 @@ class RateLimitBridgeTest {
                 "rate-limit-agent: internal error while a bridge test's own step; the call was let through (logged once,"
                         + " counted in agent errors)"), messages);
     }
+
+    /**
+     * return-default of an array or a concrete JDK collection: an empty one of the method's own
+     * return type, new where the caller may add to it (they were null: the SPEC audit of the
+     * thirty-seventh round). A type that cannot be found counts an agent error and gives null.
+     */
+    @Test
+    void aRejectedCallReturningAnArrayOrAJdkCollectionGetsAnEmptyOne() throws Exception {
+        Object longs = RateLimitBridge.defaultValue(RateLimitBridge.RETURNS_ARRAY, RateLimitBridgeTest.class, "[J");
+        assertTrue(longs instanceof long[] && ((long[]) longs).length == 0, String.valueOf(longs));
+        Object nested = RateLimitBridge.defaultValue(RateLimitBridge.RETURNS_ARRAY, RateLimitBridgeTest.class,
+                "[[Ljava.lang.String;");
+        assertTrue(nested instanceof String[][] && ((String[][]) nested).length == 0, String.valueOf(nested));
+        for (String type : List.of("java.util.ArrayList", "java.util.LinkedList", "java.util.HashSet",
+                "java.util.LinkedHashSet", "java.util.TreeSet", "java.util.HashMap", "java.util.LinkedHashMap",
+                "java.util.TreeMap", "java.util.ArrayDeque", "java.util.Queue", "java.util.Deque", "java.util.SortedSet",
+                "java.util.NavigableSet", "java.util.SortedMap", "java.util.NavigableMap",
+                "java.util.concurrent.ConcurrentMap", "java.util.concurrent.ConcurrentHashMap",
+                "java.util.concurrent.CopyOnWriteArrayList", "java.util.Iterator", "java.util.stream.Stream")) {
+            Object empty = RateLimitBridge.defaultValue(RateLimitBridge.RETURNS_EMPTY_OF_TYPE, null, type);
+            assertTrue(Class.forName(type).isInstance(empty), type + ": " + empty);
+            if (empty instanceof java.util.Collection) {
+                assertTrue(((java.util.Collection<?>) empty).isEmpty(), type);
+            } else if (empty instanceof java.util.Map) {
+                assertTrue(((java.util.Map<?, ?>) empty).isEmpty(), type);
+            }
+        }
+        java.util.List<String> added = (java.util.List<String>) RateLimitBridge.defaultValue(
+                RateLimitBridge.RETURNS_EMPTY_OF_TYPE, null, "java.util.ArrayList");
+        added.add("the caller's");
+        assertEquals(0, ((java.util.List<?>) RateLimitBridge.defaultValue(RateLimitBridge.RETURNS_EMPTY_OF_TYPE, null,
+                "java.util.ArrayList")).size(), "a new one each time");
+        try (LogCapture log = LogCapture.open()) {
+            assertEquals(null, RateLimitBridge.defaultValue(RateLimitBridge.RETURNS_ARRAY, RateLimitBridgeTest.class,
+                    "[Lcom.example.Missing;"));
+            assertTrue(log.messages().stream().anyMatch(m -> m.contains("making the default value of a rejected call")),
+                    log.messages().toString());
+        }
+    }
 }
