@@ -277,8 +277,14 @@ final class RuleBook {
         if (!values.ruleName.isEmpty()) {
             ActiveRule rule = byName.get(values.ruleName);
             if (rule == null) {
+                // a file refused under on-config-error=disable may well hold the rule: say why it is
+                // not in force, not that the file lacks it (the SPEC audit of the thirty-seventh round)
+                String refusal = ruleSet.refusal();
                 warnOnce("missing:" + values.ruleName, values.ruleName, "@RateLimited(\"" + values.ruleName + "\") on " + site
-                        + " names no rule in " + ruleSet.source() + "; the method is not limited");
+                        + (refusal == null ? " names no rule in " + ruleSet.source()
+                                : " names a rule, but none of the rules of " + ruleSet.source() + " is in force (" + refusal
+                                        + "; on-config-error=disable)")
+                        + "; the method is not limited");
             }
             return rule;
         }

@@ -491,6 +491,23 @@ class ConfigLoaderTest {
         assertError(rule("limit: 1\nwindow: 1s").replace("name: r", "name: \"a\uD83D\uDE00\""), 3, 11,
                 "invalid rule name");
         assertError("version: 1\nrules:\n  - limit: 1\n    window: 1s\n", 3, 5, "rule 1 needs a name");
+        // a letter and a combining mark where one character exists: café read as café (SPEC audit, thirty-seventh round)
+        assertError(rule("limit: 1\nwindow: 1s").replace("name: r", "name: \"cafe\u0301\""), 3, 11,
+                "write it as that one character (Unicode NFC), so that no two names read alike");
+        assertEquals(List.of(), errorsOrNone(rule("limit: 1\nwindow: 1s").replace("name: r", "name: \"caf\u00e9\"")),
+                "the same name written with the one character");
+        assertEquals(List.of(), errorsOrNone(rule("limit: 1\nwindow: 1s").replace("name: r", "name: \"x\u0301\"")),
+                "a combining mark that has no precomposed character with its letter is NFC as it is");
+    }
+
+    /** The formatted errors of a file, none if it is valid. */
+    private List<String> errorsOrNone(String yaml) {
+        try {
+            parse(yaml);
+            return List.of();
+        } catch (ConfigException e) {
+            return e.errors().stream().map(ConfigError::format).collect(Collectors.toList());
+        }
     }
 
     @Test

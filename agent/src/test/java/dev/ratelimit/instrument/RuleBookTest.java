@@ -30,6 +30,32 @@ class RuleBookTest {
     }
 
     /**
+     * {@code @RateLimited("named")} under a rule file refused with on-config-error=disable: the
+     * warning says the file's rules are not in force, not that the file names no such rule, which
+     * it may well do (the SPEC audit of the thirty-seventh round). A file in force that lacks the
+     * rule is said to lack it.
+     */
+    @Test
+    void aNamedAnnotationUnderARefusedFileIsSaidToBeOffNotMissing() throws Exception {
+        RuleSet refused = RuleSet.refused("r1.yaml", "the agent options are invalid");
+        RuleSet loaded = ConfigLoader.parse("version: 1\nrules: []\n", "r2.yaml", Path.of("."), name -> null);
+        List<String> warnings;
+        try (LogCapture capture = LogCapture.open()) {
+            for (RuleSet rules : List.of(refused, loaded)) {
+                RuleBook book = new RuleBook(rules, LimiterFactory.of(rules.store()), null, () -> { });
+                MethodSite site = new MethodSite(1, "app.Svc", "send", "Svc", 0, false, false,
+                        new MethodSite.AnnotationValues("named", -1, "", ""));
+                assertEquals(0, book.rulesFor(site).length);
+            }
+            warnings = capture.messages(java.util.logging.Level.WARNING);
+        }
+        assertEquals(2, warnings.size(), warnings::toString);
+        assertTrue(warnings.get(0).contains("names a rule, but none of the rules of r1.yaml is in force (the agent options are"
+                + " invalid; on-config-error=disable); the method is not limited"), warnings.get(0));
+        assertTrue(warnings.get(1).contains("names no rule in r2.yaml; the method is not limited"), warnings.get(1));
+    }
+
+    /**
      * A rule keyed on arg1 bound to a method of one parameter cannot count its calls. It once
      * failed every call as an agent error, or, for a method without parameters, was dropped without
      * a word; now it is not bound, and the agent says so once.
