@@ -58,14 +58,6 @@ final class RuleReader {
             if (text != null) {
                 try {
                     RuleConfig.checkName(text);
-                    // ASCII is NFC as it is: the normalizer's tables are not loaded for it, before main
-                    if (!ascii(text) && !java.text.Normalizer.isNormalized(text, java.text.Normalizer.Form.NFC)) {
-                        // café as e and U+0301 beside café as é: two names that read alike in every
-                        // log line, header and MBean (the SPEC audit of the thirty-seventh round)
-                        throw new IllegalArgumentException("rule name " + NodeReader.quoted(text) + " writes a letter"
-                                + " as a letter and a combining mark where one character exists (e and U+0301 for é): write"
-                                + " it as that one character (Unicode NFC), so that no two names read alike");
-                    }
                     name = text;
                     nameNode = rule.get("name");
                 } catch (IllegalArgumentException e) {
@@ -302,14 +294,5 @@ final class RuleReader {
             return null;
         }
         return limit == null || window == null ? null : new LimitSpec(limit, window);
-    }
-
-    private static boolean ascii(String text) {
-        for (int i = 0; i < text.length(); i++) {
-            if (text.charAt(i) >= 0x80) {
-                return false;
-            }
-        }
-        return true;
     }
 }

@@ -77,12 +77,14 @@ final class TokenReader {
                     + " or ${file:PATH}");
             return null;
         }
-        if (text.contains("${")) {
+        if (text.contains("${env:") || text.contains("${file:")) {
             // Bearer-${env:X}: the Redis URI substitutes references inside its text, a token did
             // not, and took the reference's text for the secret, with no error: no exemption, and
-            // the file's text was the token (the SPEC audit of the thirty-seventh round)
-            errors.add(node, "a token holding '${' must be one whole ${env:NAME} or ${file:PATH}: references are not"
-                    + " substituted inside a token; put the whole token in the variable or the file");
+            // the file's text was the token (the SPEC audit of the thirty-seventh round). Only a
+            // reference's own opening: a literal token holding '${' otherwise is still a token
+            // (the review of the thirty-seventh round's commits: a valid token broke on upgrade)
+            errors.add(node, "a token holding ${env: or ${file: must be one whole ${env:NAME} or ${file:PATH}: references"
+                    + " are not substituted inside a token; put the whole token in the variable or the file");
             return null;
         }
         if (text.startsWith("sha256:")) {

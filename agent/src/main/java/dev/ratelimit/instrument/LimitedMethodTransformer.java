@@ -524,8 +524,14 @@ final class LimitedMethodTransformer {
             TypeDescription.Generic returned = instrumentedMethod.getReturnType();
             // a type variable (<T extends List<String>> T pick()) is whatever the caller's type
             // argument says, which an empty List.of() may not be: the caller's cast would fail
-            // in the application's code. Its default is null.
-            int kind = returned.getSort() == TypeDefinition.Sort.VARIABLE
+            // in the application's code. Its default is null, and so is an array of one (T[],
+            // T[][]): an empty array of the erasure (Object[], CharSequence[]) failed the
+            // caller's cast to String[] (the review of the thirty-seventh round's commits)
+            TypeDescription.Generic element = returned;
+            while (element.getSort() == TypeDefinition.Sort.GENERIC_ARRAY) {
+                element = element.getComponentType();
+            }
+            int kind = element.getSort() == TypeDefinition.Sort.VARIABLE
                     ? RateLimitBridge.RETURNS_NULL : returnKind(returned.asErasure());
             return new Target.ForStackManipulation(IntegerConstant.forValue(kind));
         }

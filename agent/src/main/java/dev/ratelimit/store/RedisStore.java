@@ -156,6 +156,8 @@ public final class RedisStore implements AutoCloseable {
      * {@link #NEVER} when none is counted (see {@link #outageAfter}).
      */
     private final AtomicLong firstCountedSend = new AtomicLong(NEVER);
+    /** When the latest command of the timeouts counted in a row was sent; {@link #NEVER} when none is. */
+    private final AtomicLong lastCountedSend = new AtomicLong(NEVER);
     /**
      * When the latest answered command was sent ({@code System.nanoTime}): a timeout is a sign of
      * an outage only if no command sent after it has been answered (see {@link #outageSign}).
@@ -471,7 +473,7 @@ public final class RedisStore implements AutoCloseable {
                     if (!openingOutageSign(asked, left)) {
                         throw failed("pool", new JedisException("no Redis connection opened within the time left"));
                     }
-                    throw new JedisConnectionException("no Redis connection opened within the timeout",
+                    throw new JedisConnectionException(NO_CONNECTION_OPENED,
                             new SocketTimeoutException("opening a connection"));
                 } catch (ExecutionException e) {
                     // Whatever stopped the connector (refused, a wrong password, the server's
@@ -1009,7 +1011,8 @@ public final class RedisStore implements AutoCloseable {
     /**
      * Counts a timeout that is a sign of an outage ({@link #outageSign}) of a command sent at
      * {@code sentAt}; whether the server is now taken for down: three such timeouts in a row, of
-     * commands sent at least a timeout apart, the earliest to the latest. Three alone, all of one
+     * commands sent at least a timeout apart, the earliest to the latest (in whatever order they
+     * are counted). Three alone, all of one
      * burst, marked a healthy server down: a local Redis starved of CPU by the burst's own threads
      * (a hundred threads on two cores) answered nothing for 60 to 90 ms, a 50 ms timeout's calls
      * all timed out together, and with on-error: allow, up to 85 calls passed a limit of 5 while
@@ -1019,22 +1022,37 @@ public final class RedisStore implements AutoCloseable {
      * tests.
      */
     boolean outageAfter(long sentAt) {
+        if (lastAnsweredSend.get() - sentAt >= 0) {
+            // a command sent after it was answered meanwhile (and the count started again): no sign
+            return false;
+        }
         keepEarliest(firstCountedSend, sentAt);
+        keepLatestCounted(sentAt);
         int timeouts = timeoutsInARow.incrementAndGet();
         long first = firstCountedSend.get();
-        return timeouts >= TIMEOUTS_BEFORE_DOWN && first != NEVER && sentAt - first >= timeoutNanos;
+        long last = lastCountedSend.get();
+        return timeouts >= TIMEOUTS_BEFORE_DOWN && first != NEVER && last != NEVER && last - first >= timeoutNanos;
+    }
+
+    /** Sets {@link #lastCountedSend} to {@code time} unless it holds a later one. */
+    private void keepLatestCounted(long time) {
+        lastCountedSend.accumulateAndGet(time, (held, next) -> held == NEVER || next - held > 0 ? next : held);
     }
 
     /** An answer: the timeouts in a row start again. Package-private for tests. */
     void resetTimeouts() {
         timeoutsInARow.set(0);
         firstCountedSend.set(NEVER);
+        lastCountedSend.set(NEVER);
     }
 
     /** Sets {@code earliest} to {@code time} unless it holds an earlier {@code System.nanoTime} ({@link #NEVER}: none). */
     private static void keepEarliest(AtomicLong earliest, long time) {
         earliest.accumulateAndGet(time, (held, next) -> held == NEVER || next - held < 0 ? next : held);
     }
+
+    /** What a call that timed out waiting for the connector's opening fails with. */
+    private static final String NO_CONNECTION_OPENED = "no Redis connection opened within the timeout";
 
     /** A timeout of a command that was never sent: a call that waited (for a connection, for a thread) until no time was left. */
     private static final String NOT_SENT = "the timeout passed before the call was sent";
@@ -1200,7 +1218,7 @@ public final class RedisStore implements AutoCloseable {
                     List.of("1000", Long.toString(Long.MAX_VALUE)), System.nanoTime() + timeoutNanos);
             return true;
         } catch (JedisException e) {
-            probeFailed(e);
+            // the connection opened: the script's own failure (OOM, NOPERM) is not an opening's
             return false;
         } finally {
             try {
@@ -1212,12 +1230,13 @@ public final class RedisStore implements AutoCloseable {
     }
 
     /**
-     * Logs, once per outage, why the probe could not reach the server, when the outage's own line
-     * does not say it: a call that times out waiting for a connection says only that, while the
-     * connector fails on the certificate (a host name the certificate does not name, a CA the JVM
-     * does not trust), a password or an ACL. With a few threads calling, every call timed out so,
-     * the TLS handshake's failure was never logged, and an operator chased latency (the Redis
-     * review of the thirty-seventh round). A timeout of the probe itself says nothing new.
+     * Logs, once per outage, why the probe could not open a connection, for an outage whose own
+     * line says only that the calls timed out waiting for one: the connector may be failing on the
+     * certificate (a host name the certificate does not name, a CA the JVM does not trust), a
+     * password or a database. With a few threads calling, every call timed out so, the TLS
+     * handshake's failure was never logged, and an operator chased latency (the Redis review of
+     * the thirty-seventh round). Not for any other outage, whose line names its cause (a server
+     * stopped: refused, reset), and not for a probe that times out too, which says nothing new.
      */
     private void probeFailed(Exception e) {
         Throwable root = e;
@@ -1230,14 +1249,11 @@ public final class RedisStore implements AutoCloseable {
         String why = root.getClass().getName() + ": " + root.getMessage();
         synchronized (outageLog) {
             StoreUnavailableException current = outage;
-            if (current == null || probeCauseLogged == current || !outageLogged) {
+            if (current == null || probeCauseLogged == current || !outageLogged
+                    || current.getMessage() == null || !current.getMessage().contains(NO_CONNECTION_OPENED)) {
                 return;
             }
             probeCauseLogged = current;
-            String said = current.getMessage();
-            if (said != null && root.getMessage() != null && said.contains(root.getMessage())) {
-                return; // the outage's line named it
-            }
             log(Level.WARNING, "rate-limit-agent: Redis at " + config.maskedUri() + " is still not answering: opening a"
                     + " connection failed (" + why + "); probing again with backoff");
         }

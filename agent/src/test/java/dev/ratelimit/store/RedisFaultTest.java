@@ -1128,6 +1128,8 @@ class RedisFaultTest {
         assertEquals(allowed.size(), allow.metrics().storeErrors());
         assertEquals(rejected.size(), reject.metrics().storeErrors());
         assertEquals(1, count("is not answering"), messages().toString());
+        Thread.sleep(200); // the probe has failed meanwhile: a stopped server's line says why, no second line
+        assertEquals(0, count("opening a connection failed"), messages().toString());
     }
 
     /**
@@ -1227,6 +1229,17 @@ class RedisFaultTest {
         assertFalse(store.outageAfter(sent + 9 * timeout));
         assertFalse(store.outageAfter(sent + 8 * timeout), "counted out of order: the earliest send is kept");
         assertTrue(store.outageAfter(sent + 9 * timeout), "the third, a timeout after the earliest");
+        store.resetTimeouts();
+        assertFalse(store.outageAfter(sent + 20 * timeout));
+        assertFalse(store.outageAfter(sent + 21 * timeout + 1));
+        assertTrue(store.outageAfter(sent + 20 * timeout + timeout / 2),
+                "the earliest and the latest a timeout apart, whichever is counted last");
+        store.resetTimeouts();
+        store.answered(sent + 31 * timeout);
+        assertFalse(store.outageAfter(sent + 30 * timeout), "a command sent after it was answered meanwhile: not counted");
+        assertFalse(store.outageAfter(sent + 32 * timeout));
+        assertFalse(store.outageAfter(sent + 33 * timeout), "two counted: the one answered meanwhile is not among them");
+        assertTrue(store.outageAfter(sent + 34 * timeout));
     }
 
     /**
