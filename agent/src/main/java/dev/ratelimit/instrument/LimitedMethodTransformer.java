@@ -76,6 +76,7 @@ final class LimitedMethodTransformer {
             advice[kind] = Advice.withCustomMapping()
                     .bind(SiteId.class, new SiteOfMethod())
                     .bind(ReturnKind.class, new ReturnKindOfMethod())
+                    .bind(ReturnTypeName.class, new ReturnTypeNameOfMethod())
                     .to((kind & PASSES_ARGUMENTS) != 0 ? argumentsEnter : methodEnter,
                             (kind & RETURNS_VOID) != 0 ? voidExit : valueExit, adviceLocator)
                     .withExceptionHandler(exceptionHandler);
@@ -513,6 +514,16 @@ final class LimitedMethodTransformer {
                         + instrumentedMethod.getName());
             }
             return new Target.ForStackManipulation(IntegerConstant.forValue(found[0]));
+        }
+    }
+
+    /** {@code @ReturnTypeName}: the erased return type's binary name, a string constant. */
+    private static final class ReturnTypeNameOfMethod implements Advice.OffsetMapping {
+        @Override
+        public Target resolve(TypeDescription instrumentedType, MethodDescription instrumentedMethod, Assigner assigner,
+                Advice.ArgumentHandler argumentHandler, Sort sort) {
+            return new Target.ForStackManipulation(
+                    new net.bytebuddy.implementation.bytecode.constant.TextConstant(instrumentedMethod.getReturnType().asErasure().getName()));
         }
     }
 

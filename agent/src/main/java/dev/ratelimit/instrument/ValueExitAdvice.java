@@ -17,7 +17,7 @@ final class ValueExitAdvice {
     static void exit(@Advice.Enter Object rejection, @ReturnKind int kind,
             @Advice.Return(readOnly = false, typing = Assigner.Typing.DYNAMIC) Object returned,
             @Advice.Thrown(readOnly = false) Throwable thrown, @Advice.Local(MethodEnterAdvice.SCOPE) Object scope,
-            @Advice.Origin Class<?> woven, @Advice.Origin("#r") String returnType) {
+            @Advice.Origin Class<?> woven, @ReturnTypeName String returnType) {
         if (scope != null) {
             RateLimitBridge.exitMethod(scope);
         }
