@@ -16,6 +16,7 @@ import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.dynamic.DynamicType;
 import net.bytebuddy.implementation.bytecode.assign.Assigner;
 import net.bytebuddy.implementation.bytecode.constant.IntegerConstant;
+import net.bytebuddy.implementation.bytecode.constant.TextConstant;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.Handle;
@@ -523,7 +524,7 @@ final class LimitedMethodTransformer {
         public Target resolve(TypeDescription instrumentedType, MethodDescription instrumentedMethod, Assigner assigner,
                 Advice.ArgumentHandler argumentHandler, Sort sort) {
             return new Target.ForStackManipulation(
-                    new net.bytebuddy.implementation.bytecode.constant.TextConstant(instrumentedMethod.getReturnType().asErasure().getName()));
+                    new TextConstant(instrumentedMethod.getReturnType().asErasure().getName()));
         }
     }
 
