@@ -147,7 +147,7 @@ final class LimitedMethodTransformer {
             if (annotation == null && !book.namesMethod(type.getName(), method.getName())) {
                 continue;
             }
-            if (!limitable(method)) {
+            if (!limitable(method) || generatedForEnum(type, method)) {
                 continue;
             }
             MethodSite.AnnotationValues values = annotation == null ? null : values(annotation);
@@ -573,6 +573,30 @@ final class LimitedMethodTransformer {
     private static boolean limitable(MethodDescription method) {
         return !method.isConstructor() && !method.isTypeInitializer() && !method.isAbstract() && !method.isNative()
                 && !method.isBridge() && !method.isSynthetic();
+    }
+
+    /**
+     * An enum's {@code values()} and {@code valueOf(String)}, which javac writes and marks neither
+     * synthetic nor bridge, and Kotlin's {@code getEntries()}. The JDK calls {@code values()} itself
+     * ({@code Enum.valueOf}, {@code EnumSet}, {@code EnumMap}, a {@code switch} on the enum in another
+     * class), and caches what it returns: a wildcard pattern over a package limited them, and a
+     * rejection broke the enum for the JVM's life (the review of the thirty-eighth round).
+     */
+    static boolean generatedForEnum(TypeDescription type, MethodDescription method) {
+        if (!type.isEnum() || !method.isStatic()) {
+            return false;
+        }
+        String name = method.getName();
+        int parameters = method.getParameters().size();
+        TypeDescription returned = method.getReturnType().asErasure();
+        if (parameters == 0 && name.equals("values")) {
+            return returned.isArray() && returned.getComponentType().equals(type);
+        }
+        if (parameters == 1 && name.equals("valueOf")) {
+            return returned.equals(type)
+                    && method.getParameters().get(0).getType().asErasure().represents(String.class);
+        }
+        return parameters == 0 && name.equals("getEntries") && returned.getName().equals("kotlin.enums.EnumEntries");
     }
 
     private static boolean usesArguments(RuleBook book, TypeDescription type, MethodDescription method,

@@ -35,7 +35,7 @@ class MethodLimitingIT {
                         "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
                         "-cp", ForkedJvm.applicationClassPath(),
                         "dev.ratelimit.fixture.FixtureMain",
-                        "annotations", "patterns", "defaults", "shadow", "isolated", "nullName", "concurrency", "nesting",
+                        "annotations", "patterns", "defaults", "enums", "shadow", "isolated", "nullName", "concurrency", "nesting",
                         "faults"),
                         Duration.ofMinutes(3));
                 assertEquals(0, result.exitCode, result::toString);
@@ -148,6 +148,22 @@ class MethodLimitingIT {
      * inner call that throws still ends the outer one, and later calls count again. Before, each
      * level counted: a limit of 4 let 2 outer calls through, and the recursion none.
      */
+    /**
+     * A wildcard pattern over an enum limits the enum's own methods, not javac's {@code values()}
+     * and {@code valueOf(String)}: the JDK calls those itself and caches what they return, so one
+     * rejection broke every {@code switch}, {@code EnumSet} and {@code valueOf} of the enum.
+     */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void aWildcardOverAnEnumLeavesItsGeneratedMethodsAlone(Path jdk) {
+        expect(jdk, "enum.valueOf", "5");
+        expect(jdk, "enum.values", "5");
+        expect(jdk, "enum.allOfAndEnumMap", "10");
+        expect(jdk, "enum.switch", "5");
+        expect(jdk, "enum.label.allowed", "1");
+        expect(jdk, "enum.valueOfAfterRejection", "ACTIVE");
+    }
+
     @ParameterizedTest
     @MethodSource("jdks")
     void aCallInsideACallUnderTheSameRuleCountsOnce(Path jdk) {
