@@ -70,6 +70,7 @@ final class AdviceTransformer implements ClassFileTransformer {
     static final String MANAGEMENT_FACTORY = "java/lang/management/ManagementFactory";
     /** Written out, not computed from the above: the start-up gate reads it in premain without loading this class. */
     static final String MANAGEMENT_FACTORY_NAME = "java.lang.management.ManagementFactory";
+    private static final ClassLoader PLATFORM_LOADER = ClassLoader.getPlatformClassLoader();
 
     private final ByteBuddy byteBuddy = new ByteBuddy()
             .with(TypeValidation.DISABLED)
@@ -126,17 +127,24 @@ final class AdviceTransformer implements ClassFileTransformer {
     }
 
     /**
-     * Whether a class of this name and loader is never instrumented, whatever its bytes. Generated
-     * classes are recognised by name, as Byte Buddy's ignore matcher did.
+     * Whether a class of this module, loader and name is never instrumented, whatever its bytes.
+     * The JDK's classes are recognised by loader (the boot and platform loaders), by module (the
+     * JDK's modules the application loader defines: {@code jdk.compiler}, {@code jdk.jdi}) and by
+     * package ({@code java.}, {@code jdk.}, {@code sun.}). {@code com.sun.} is the JDK's only in
+     * the JDK's modules: an application's own {@code com.sun.mail}, {@code com.sun.jersey} or
+     * {@code com.sun.xml.bind} classes are limited like any other (they were never limited, with
+     * no word, until the review of the thirty-eighth round). Generated classes are recognised by
+     * name, as Byte Buddy's ignore matcher did. {@code module} may be null (not known).
      */
-    boolean ignored(ClassLoader loader, String internalName) {
+    boolean ignored(Module module, ClassLoader loader, String internalName) {
         return loader == null
                 || loader == agentLoader
+                || loader == PLATFORM_LOADER
                 || internalName == null
                 || internalName.startsWith("java/")
                 || internalName.startsWith("jdk/")
                 || internalName.startsWith("sun/")
-                || internalName.startsWith("com/sun/")
+                || ClassPrefilter.ofTheJdk(module)
                 || internalName.startsWith("dev/ratelimit/bootstrap/")
                 || internalName.startsWith("dev/ratelimit/shaded/")
                 || internalName.contains("$$")
@@ -164,8 +172,8 @@ final class AdviceTransformer implements ClassFileTransformer {
     }
 
     /** Whether the class needs a parse at all (it can be instrumented and the prefilter says so). */
-    boolean worthALook(ClassLoader loader, String internalName, byte[] classFile) {
-        return !ignored(loader, internalName)
+    boolean worthALook(Module module, ClassLoader loader, String internalName, byte[] classFile) {
+        return !ignored(module, loader, internalName)
                 && ClassPrefilter.worthALook(internalName, classFile, namedByRules);
     }
 
@@ -198,7 +206,7 @@ final class AdviceTransformer implements ClassFileTransformer {
         try {
             // the byte scan first: it loads no class, and most classes end there, without the
             // re-entry guard's thread-local look-up and clean-up
-            if (!worthALook(loader, internalName, classFile) || busy.get() != null) {
+            if (!worthALook(module, loader, internalName, classFile) || busy.get() != null) {
                 return null;
             }
             busy.set(Boolean.TRUE);

@@ -531,12 +531,12 @@ public final class AgentInstaller {
             ClassLoader loader = type.getClassLoader();
             String internalName = type.getName().replace('.', '/');
             ExceptionCopies.defined(loader, internalName);
-            if (type.isArray() || type.isPrimitive() || transformer.ignored(loader, internalName)
+            if (type.isArray() || type.isPrimitive() || transformer.ignored(type.getModule(), loader, internalName)
                     || !instrumentation.isModifiableClass(type)) {
                 continue;
             }
             byte[] classFile = classFile(loader, internalName);
-            if (classFile == null || transformer.worthALook(loader, internalName, classFile)) {
+            if (classFile == null || transformer.worthALook(type.getModule(), loader, internalName, classFile)) {
                 batch.add(type);
                 if (batch.size() == RETRANSFORM_BATCH) {
                     retransform(batch);

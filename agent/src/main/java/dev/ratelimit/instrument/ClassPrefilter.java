@@ -47,6 +47,20 @@ final class ClassPrefilter {
     }
 
     /**
+     * Whether {@code module} is one of the JDK's (only the JDK may name a module {@code java.} or
+     * {@code jdk.}): the application loader defines some ({@code jdk.compiler}, {@code jdk.jdi}),
+     * whose {@code com.sun.} classes are the JDK's, where an application's own are not. Null (not
+     * known) and the unnamed module are not.
+     */
+    static boolean ofTheJdk(Module module) {
+        if (module == null || !module.isNamed()) {
+            return false;
+        }
+        String name = module.getName();
+        return name.startsWith("jdk.") || name.startsWith("java.");
+    }
+
+    /**
      * Whether a class may need instrumenting: it names the annotation or a servlet entry point, or
      * {@code namesClass} (given the binary name) says a method rule names it.
      */

@@ -119,7 +119,7 @@ final class StartupGate implements ClassFileTransformer {
             }
             if (loader != null && loader != agentLoader && loader != ClassLoader.getPlatformClassLoader()
                     && !name.startsWith("java.") && !name.startsWith("jdk.") && !name.startsWith("sun.")
-                    && !name.startsWith("com.sun.") && !type.isArray() && !type.isPrimitive()) {
+                    && !ClassPrefilter.ofTheJdk(type.getModule()) && !type.isArray() && !type.isPrimitive()) {
                 loadedBefore.add(type);
             }
         }

@@ -255,22 +255,39 @@ class AdviceTransformerTest {
 
     @Test
     void generatedAndAgentClassesAreIgnoredByName() {
-        assertTrue(transformer.ignored(application, "com/example/Service$$SpringCGLIB$$0"));
-        assertTrue(transformer.ignored(application, "com/example/$Proxy12"));
-        assertTrue(transformer.ignored(application, "com/example/Service$ByteBuddy$abc"));
-        assertTrue(transformer.ignored(application, "dev/ratelimit/shaded/net/bytebuddy/ByteBuddy"));
-        assertTrue(transformer.ignored(application, "dev/ratelimit/bootstrap/RateLimitBridge"));
-        assertTrue(transformer.ignored(application, "jdk/internal/Foo"));
-        assertTrue(transformer.ignored(application, null));
-        assertTrue(transformer.ignored(AdviceTransformer.class.getClassLoader(), "com/example/Service"), "the agent's loader");
-        assertTrue(transformer.ignored(null, "com/example/Service"), "the bootstrap loader");
-        assertFalse(transformer.ignored(application, "com/example/Service"));
+        assertTrue(transformer.ignored(null, application, "com/example/Service$$SpringCGLIB$$0"));
+        assertTrue(transformer.ignored(null, application, "com/example/$Proxy12"));
+        assertTrue(transformer.ignored(null, application, "com/example/Service$ByteBuddy$abc"));
+        assertTrue(transformer.ignored(null, application, "dev/ratelimit/shaded/net/bytebuddy/ByteBuddy"));
+        assertTrue(transformer.ignored(null, application, "dev/ratelimit/bootstrap/RateLimitBridge"));
+        assertTrue(transformer.ignored(null, application, "jdk/internal/Foo"));
+        assertTrue(transformer.ignored(null, application, null));
+        assertTrue(transformer.ignored(null, AdviceTransformer.class.getClassLoader(), "com/example/Service"), "the agent's loader");
+        assertTrue(transformer.ignored(null, null, "com/example/Service"), "the bootstrap loader");
+        assertFalse(transformer.ignored(null, application, "com/example/Service"));
         // the application's own classes whose names only contain $Proxy are woven
-        assertFalse(transformer.ignored(application, "com/example/Gateway$ProxyService"));
-        assertFalse(transformer.ignored(application, "com/example/Outer$ProxyClient"));
-        assertFalse(transformer.ignored(application, "com/example/$ProxyFactory"));
-        assertFalse(transformer.ignored(application, "com/example/$Proxy"));
-        assertTrue(transformer.ignored(application, "$Proxy3"), "a proxy in the unnamed package");
+        assertFalse(transformer.ignored(null, application, "com/example/Gateway$ProxyService"));
+        assertFalse(transformer.ignored(null, application, "com/example/Outer$ProxyClient"));
+        assertFalse(transformer.ignored(null, application, "com/example/$ProxyFactory"));
+        assertFalse(transformer.ignored(null, application, "com/example/$Proxy"));
+        assertTrue(transformer.ignored(null, application, "$Proxy3"), "a proxy in the unnamed package");
+    }
+
+    /**
+     * {@code com.sun.} is the JDK's in the JDK's modules only: the application loader defines
+     * {@code jdk.compiler}'s classes, and an application's own {@code com.sun.mail} classes.
+     */
+    @Test
+    void comSunIsTheJdksOnlyInTheJdksModules() throws ClassNotFoundException {
+        Module compiler = Class.forName("com.sun.tools.javac.Main").getModule();
+        assertEquals(ClassLoader.getSystemClassLoader(), Class.forName("com.sun.tools.javac.Main").getClassLoader());
+        assertTrue(transformer.ignored(compiler, application, "com/sun/tools/javac/Main"));
+        Module unnamed = application.getUnnamedModule();
+        assertFalse(transformer.ignored(unnamed, application, "com/sun/mail/smtp/SMTPTransport"));
+        assertFalse(transformer.ignored(null, application, "com/sun/jersey/api/client/Client"));
+        assertTrue(transformer.ignored(null, ClassLoader.getPlatformClassLoader(), "com/sun/net/httpserver/HttpServer"),
+                "the platform loader's");
+        assertTrue(transformer.ignored(unnamed, application, "sun/misc/Foo"));
     }
 
     @Test

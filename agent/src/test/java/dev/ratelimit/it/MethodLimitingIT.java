@@ -164,6 +164,14 @@ class MethodLimitingIT {
         expect(jdk, "enum.valueOfAfterRejection", "ACTIVE");
     }
 
+    /** An application's own classes in a com.sun. package (Jakarta Mail 1.x, Jersey 1) are limited. */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void anApplicationsComSunClassesAreLimited(Path jdk) {
+        expect(jdk, "comSun.annotation.allowed", "2");
+        expect(jdk, "comSun.pattern.allowed", "3");
+    }
+
     @ParameterizedTest
     @MethodSource("jdks")
     void aCallInsideACallUnderTheSameRuleCountsOnce(Path jdk) {
