@@ -11,6 +11,11 @@ import java.util.stream.Collectors;
  * {@link java.security.MessageDigest#isEqual}.
  */
 public final class ExemptConfig {
+    /**
+     * The longest token: a longer header value is forged without being hashed, so a longer
+     * configured token could never exempt its holder; the rule file refuses it.
+     */
+    public static final int MAX_TOKEN_CHARS = 4096;
 
     private static final ExemptConfig DISABLED = new ExemptConfig(null, List.of());
 

@@ -105,6 +105,10 @@ final class TokenReader {
                     + " characters, or better ${env:NAME}, ${file:PATH} or sha256:HEX");
             return null;
         }
+        if (text.length() > ExemptConfig.MAX_TOKEN_CHARS) {
+            errors.add(node, "this literal token " + TOO_LONG);
+            return null;
+        }
         // the characters, not their UTF-8: getBytes writes a lone surrogate ("\ud800" in a
         // double-quoted value) as '?', which passed as visible ASCII
         if (!isHeaderSafe(text)) {
@@ -138,6 +142,10 @@ final class TokenReader {
             }
             if (token.length < MIN_TOKEN_LENGTH) {
                 reader.errors().add(node, "the token in environment variable " + name + " " + TOO_SHORT);
+                return null;
+            }
+            if (token.length > ExemptConfig.MAX_TOKEN_CHARS) {
+                reader.errors().add(node, "the token in environment variable " + name + " " + TOO_LONG);
                 return null;
             }
             return TokenSource.fromEnvironment(name, token);
@@ -209,6 +217,10 @@ final class TokenReader {
                 errors.add(node, "the token in file " + written + " " + TOO_SHORT);
                 return null;
             }
+            if (token.length > ExemptConfig.MAX_TOKEN_CHARS) {
+                errors.add(node, "the token in file " + written + " " + TOO_LONG);
+                return null;
+            }
             return TokenSource.fromFile(written, token);
         } finally {
             Arrays.fill(token, (byte) 0);
@@ -231,6 +243,10 @@ final class TokenReader {
 
     private static final String TOO_SHORT = "is too short to be a secret: use at least " + MIN_TOKEN_LENGTH
             + " characters (openssl rand -hex 32 makes one)";
+
+    /** The header check forges a longer value unhashed (TokenVerifier): such a token never exempted. */
+    private static final String TOO_LONG = "is longer than " + ExemptConfig.MAX_TOKEN_CHARS + " characters, the longest"
+            + " header value the agent compares: its holder would never be exempt";
 
     private static final String DIGEST_NOT_TOKEN = "starts like a digest; the environment or a file holds the token"
             + " itself (a digest is written sha256:HEX in the rule file)";

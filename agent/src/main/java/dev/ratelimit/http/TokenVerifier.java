@@ -35,7 +35,7 @@ public final class TokenVerifier {
     }
 
     /** Longer values are forged without being hashed. */
-    public static final int MAX_VALUE_CHARS = 4096;
+    public static final int MAX_VALUE_CHARS = ExemptConfig.MAX_TOKEN_CHARS;
 
     private final boolean enabled;
     private final byte[][] digests;

@@ -1068,6 +1068,34 @@ class ConfigLoaderTest {
     }
 
     /**
+     * A request's header value longer than 4,096 characters is forged without being hashed, so a
+     * longer token never exempted its holder, and the file was taken without a word (the review of
+     * the thirty-eighth round). Refused wherever it is written; 4,096 characters is accepted.
+     */
+    @Test
+    void aTokenLongerThanTheHeaderCheckComparesIsRefused() throws Exception {
+        String longest = "L".repeat(ExemptConfig.MAX_TOKEN_CHARS - 1) + "1";
+        String tooLong = longest + "2";
+        Files.writeString(dir.resolve("long-token"), tooLong + "\n");
+        String yaml = "version: 1\nexempt:\n  header: X-T\n  tokens:\n    - ${env:T}\n    - ${file:long-token}\n"
+                + "    - " + tooLong + "\n";
+        List<String> errors = errorsWith(yaml, Map.of("T", tooLong));
+        String why = " is longer than 4096 characters, the longest header value the agent compares: its holder"
+                + " would never be exempt";
+        assertEquals(List.of(
+                "rules.yaml:5:7: the token in environment variable T" + why,
+                "rules.yaml:6:7: the token in file long-token" + why,
+                "rules.yaml:7:7: this literal token" + why), errors);
+        assertFalse(errors.toString().contains(tooLong.substring(0, 64)), errors::toString);
+        Files.writeString(dir.resolve("long-token"), longest + "\n");
+        RuleSet rules = ConfigLoader.parse(yaml.replace(tooLong, longest), "rules.yaml", dir, Map.of("T", longest)::get);
+        assertEquals(3, rules.exempt().digests().size());
+        for (byte[] digest : rules.exempt().digests()) {
+            assertArrayEquals(sha256(longest), digest);
+        }
+    }
+
+    /**
      * A lone surrogate in a double-quoted literal token was written '?' by getBytes(UTF_8) and the
      * token accepted: the token in force was not the one written. It is refused as non-ASCII, and
      * so is a whole character beyond ASCII.

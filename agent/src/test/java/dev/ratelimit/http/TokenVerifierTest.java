@@ -126,6 +126,16 @@ class TokenVerifierTest {
                 "up to the cap, padding is trimmed as usual");
     }
 
+    /** The longest token a rule file accepts exempts its holder: the file and the check agree. */
+    @Test
+    void theLongestTokenTheRuleFileAcceptsIsValid() {
+        String longest = "k".repeat(ExemptConfig.MAX_TOKEN_CHARS - 2) + "7Z";
+        TokenVerifier verifier = new TokenVerifier(exempt(
+                "version: 1\nexempt:\n  header: X-T\n  tokens:\n    - " + longest + "\n"));
+        assertEquals(Verdict.VALID, verifier.verify(List.of(longest)));
+        assertEquals(Verdict.FORGED, verifier.verify(List.of(longest + "7")));
+    }
+
     @Test
     void verifierHoldsOnlyDigestsNeverPresentedValues() {
         for (Field field : TokenVerifier.class.getDeclaredFields()) {
