@@ -205,7 +205,7 @@ public final class RateLimitBridge {
 
     /**
      * A new empty collection of a concrete JDK class a method returns (the caller may add to it),
-     * or an empty one of a sorted or queue interface; null for any other type. The names are
+     * or an empty one of a collection, iterator or stream interface; null for any other type. The names are
      * those {@code LimitedMethodTransformer.returnKind} marks {@link #RETURNS_EMPTY_OF_TYPE}.
      */
     static Object emptyOf(String type) {
@@ -234,6 +234,39 @@ public final class RateLimitBridge {
             case "java.util.concurrent.CopyOnWriteArrayList": return new java.util.concurrent.CopyOnWriteArrayList<>();
             case "java.util.Iterator": return java.util.Collections.emptyIterator();
             case "java.util.stream.Stream": return java.util.stream.Stream.empty();
+            case "java.util.PriorityQueue": return new java.util.PriorityQueue<>();
+            case "java.util.Vector": return new java.util.Vector<>();
+            case "java.util.Stack": return new java.util.Stack<>();
+            case "java.util.Hashtable": return new java.util.Hashtable<>();
+            case "java.util.Properties": return new java.util.Properties();
+            case "java.util.IdentityHashMap": return new java.util.IdentityHashMap<>();
+            case "java.util.WeakHashMap": return new java.util.WeakHashMap<>();
+            case "java.util.concurrent.BlockingQueue":
+            case "java.util.concurrent.BlockingDeque":
+            case "java.util.concurrent.LinkedBlockingDeque":
+                return new java.util.concurrent.LinkedBlockingDeque<>();
+            case "java.util.concurrent.LinkedBlockingQueue": return new java.util.concurrent.LinkedBlockingQueue<>();
+            case "java.util.concurrent.TransferQueue":
+            case "java.util.concurrent.LinkedTransferQueue":
+                return new java.util.concurrent.LinkedTransferQueue<>();
+            case "java.util.concurrent.PriorityBlockingQueue": return new java.util.concurrent.PriorityBlockingQueue<>();
+            case "java.util.concurrent.ConcurrentLinkedQueue": return new java.util.concurrent.ConcurrentLinkedQueue<>();
+            case "java.util.concurrent.ConcurrentLinkedDeque": return new java.util.concurrent.ConcurrentLinkedDeque<>();
+            case "java.util.concurrent.CopyOnWriteArraySet": return new java.util.concurrent.CopyOnWriteArraySet<>();
+            case "java.util.concurrent.ConcurrentNavigableMap":
+            case "java.util.concurrent.ConcurrentSkipListMap":
+                return new java.util.concurrent.ConcurrentSkipListMap<>();
+            case "java.util.concurrent.ConcurrentSkipListSet": return new java.util.concurrent.ConcurrentSkipListSet<>();
+            // Java 21's interfaces, named only: List, NavigableSet and NavigableMap extend them there
+            case "java.util.SequencedCollection": return List.of();
+            case "java.util.SequencedSet": return java.util.Collections.emptyNavigableSet();
+            case "java.util.SequencedMap": return java.util.Collections.emptyNavigableMap();
+            case "java.util.ListIterator": return java.util.Collections.emptyListIterator();
+            case "java.util.Enumeration": return java.util.Collections.emptyEnumeration();
+            case "java.util.Spliterator": return java.util.Spliterators.emptySpliterator();
+            case "java.util.stream.IntStream": return java.util.stream.IntStream.empty();
+            case "java.util.stream.LongStream": return java.util.stream.LongStream.empty();
+            case "java.util.stream.DoubleStream": return java.util.stream.DoubleStream.empty();
             default: return null;
         }
     }

@@ -656,7 +656,12 @@ final class LimitedMethodTransformer {
                 default: return RateLimitBridge.RETURNS_NULL;
             }
         }
-        switch (type.getName()) {
+        return returnKind(type.getName());
+    }
+
+    /** The kind of a class or interface's default, by binary name ({@link RateLimitBridge#defaultValue}). */
+    static int returnKind(String name) {
+        switch (name) {
             case "java.util.Optional": return RateLimitBridge.RETURNS_OPTIONAL;
             case "java.util.OptionalInt": return RateLimitBridge.RETURNS_OPTIONAL_INT;
             case "java.util.OptionalLong": return RateLimitBridge.RETURNS_OPTIONAL_LONG;
@@ -688,6 +693,35 @@ final class LimitedMethodTransformer {
             case "java.util.concurrent.CopyOnWriteArrayList":
             case "java.util.Iterator":
             case "java.util.stream.Stream":
+            case "java.util.PriorityQueue":
+            case "java.util.Vector":
+            case "java.util.Stack":
+            case "java.util.Hashtable":
+            case "java.util.Properties":
+            case "java.util.IdentityHashMap":
+            case "java.util.WeakHashMap":
+            case "java.util.concurrent.BlockingQueue":
+            case "java.util.concurrent.BlockingDeque":
+            case "java.util.concurrent.TransferQueue":
+            case "java.util.concurrent.LinkedBlockingQueue":
+            case "java.util.concurrent.LinkedBlockingDeque":
+            case "java.util.concurrent.LinkedTransferQueue":
+            case "java.util.concurrent.PriorityBlockingQueue":
+            case "java.util.concurrent.ConcurrentLinkedQueue":
+            case "java.util.concurrent.ConcurrentLinkedDeque":
+            case "java.util.concurrent.CopyOnWriteArraySet":
+            case "java.util.concurrent.ConcurrentNavigableMap":
+            case "java.util.concurrent.ConcurrentSkipListMap":
+            case "java.util.concurrent.ConcurrentSkipListSet":
+            case "java.util.SequencedCollection":
+            case "java.util.SequencedSet":
+            case "java.util.SequencedMap":
+            case "java.util.ListIterator":
+            case "java.util.Enumeration":
+            case "java.util.Spliterator":
+            case "java.util.stream.IntStream":
+            case "java.util.stream.LongStream":
+            case "java.util.stream.DoubleStream":
                 return RateLimitBridge.RETURNS_EMPTY_OF_TYPE;
             default: return RateLimitBridge.RETURNS_NULL;
         }

@@ -138,6 +138,9 @@ class MethodLimitingIT {
         expect(jdk, "aNavigableMap", "0");
         expect(jdk, "aDeque", "0");
         expect(jdk, "aStream", "0");
+        expect(jdk, "aBlockingQueue", "0");
+        expect(jdk, "anIntStream", "0");
+        expect(jdk, "aVector", "0");
         expect(jdk, "aTypeVariable", "null");
         expect(jdk, "aVoid.ran", "0");
     }
