@@ -105,6 +105,11 @@ final class RuleFileReader {
             if (text != null && !HttpTokens.isToken(text)) {
                 errors.add(exempt.get("header"), "exempt.header must be an HTTP header name (letters, digits"
                         + " and !#$%&'*+-.^_`|~), such as X-Internal-Token");
+            } else if (text != null && looksLikeASecret(text)) {
+                // check prints the header, and the agent logs it: never a token pasted here
+                errors.add(exempt.get("header"), "exempt.header looks like a token, not a header name (a run of "
+                        + SECRET_LIKE_RUN + " or more letters and digits, mixed); the header name is words such as"
+                        + " X-Internal-Token, and the token goes under tokens");
             } else {
                 header = text;
             }
@@ -126,7 +131,48 @@ final class RuleFileReader {
                 }
             }
         }
+        if (header != null) {
+            byte[] digest = TokenSource.sha256(header.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            for (TokenSource source : sources) {
+                if (java.security.MessageDigest.isEqual(digest, source.digest())) {
+                    errors.add(exempt.get("header"), "exempt.header is one of the tokens; the header name is words such"
+                            + " as X-Internal-Token, and the token goes under tokens only");
+                    header = null;
+                    break;
+                }
+            }
+        }
         return new ExemptConfig(header, sources);
+    }
+
+    /** A run of letters and digits this long, holding both, is taken for a token pasted as the header's name. */
+    static final int SECRET_LIKE_RUN = 20;
+
+    /**
+     * Whether a header name holds a run of {@link #SECRET_LIKE_RUN} or more letters and digits with
+     * both in it: a random token (hex, base64url) does, and no header name in use does (their
+     * words, between hyphens, are short: {@code Ocp-Apim-Subscription-Key}).
+     */
+    static boolean looksLikeASecret(String header) {
+        int run = 0;
+        boolean letter = false;
+        boolean digit = false;
+        for (int i = 0; i <= header.length(); i++) {
+            char c = i < header.length() ? header.charAt(i) : '-';
+            if (Character.isLetterOrDigit(c)) {
+                run++;
+                letter |= Character.isLetter(c);
+                digit |= Character.isDigit(c);
+            } else {
+                if (run >= SECRET_LIKE_RUN && letter && digit) {
+                    return true;
+                }
+                run = 0;
+                letter = false;
+                digit = false;
+            }
+        }
+        return false;
     }
 
     private ClientConfig readClient(Node node) {

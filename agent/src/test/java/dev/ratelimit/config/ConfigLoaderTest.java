@@ -1198,6 +1198,30 @@ class ConfigLoaderTest {
                 "exempt.header must be an HTTP header name");
     }
 
+    /**
+     * A token pasted as the header's name was a valid name, and check printed it (the review of
+     * the thirty-eighth round). A name holding a long run of mixed letters and digits is refused,
+     * and so is a name that is one of the tokens; neither error repeats it.
+     */
+    @Test
+    void aTokenPastedAsTheHeaderNameIsRefusedWithoutBeingRepeated() throws ConfigException {
+        String hex = "3f9a7c1e2b4d6f8a0c2e4b6d8f0a1c3e";
+        String digestToken = "    - sha256:" + "a".repeat(64) + "\n";
+        List<String> errors = errors("version: 1\nexempt:\n  header: " + hex + "\n  tokens:\n" + digestToken);
+        assertEquals(List.of("rules.yaml:3:11: exempt.header looks like a token, not a header name (a run of 20 or more"
+                + " letters and digits, mixed); the header name is words such as X-Internal-Token, and the token goes"
+                + " under tokens"), errors);
+        String wordy = "our-internal-service-secret-value";
+        errors = errors("version: 1\nexempt:\n  header: " + wordy + "\n  tokens:\n    - " + wordy + "\n");
+        assertEquals(List.of("rules.yaml:3:11: exempt.header is one of the tokens; the header name is words such as"
+                + " X-Internal-Token, and the token goes under tokens only"), errors);
+        for (String name : List.of("X-Internal-Token", "Ocp-Apim-Subscription-Key", "X-B3-TraceId",
+                "XInternalServiceAuthorizationToken", "X-Token-1234567890123456789")) {
+            assertEquals(name, parse("version: 1\nexempt:\n  header: " + name + "\n  tokens:\n" + digestToken)
+                    .exempt().header());
+        }
+    }
+
     @Test
     void noTokenValueInAnyOutput() throws Exception {
         writeTokenFile();
