@@ -1,6 +1,8 @@
 package dev.ratelimit.config;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -132,9 +134,9 @@ final class RuleFileReader {
             }
         }
         if (header != null) {
-            byte[] digest = TokenSource.sha256(header.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            byte[] digest = TokenSource.sha256(header.getBytes(StandardCharsets.US_ASCII));
             for (TokenSource source : sources) {
-                if (java.security.MessageDigest.isEqual(digest, source.digest())) {
+                if (MessageDigest.isEqual(digest, source.digest())) {
                     errors.add(exempt.get("header"), "exempt.header is one of the tokens; the header name is words such"
                             + " as X-Internal-Token, and the token goes under tokens only");
                     header = null;
