@@ -267,11 +267,16 @@ final class AdviceTransformer implements ClassFileTransformer {
      * it (only by the file's rules that name it, if any).
      * Nothing said so, in the log or the metrics (the review of the method path, thirty-sixth
      * round). Once per class, at its first definition: a retransformation sees the same file.
+     * Names, too, each constructor, abstract or native method so annotated: never limited.
      */
     private void unreadableAnnotations(String name, byte[] classFile, ClassFileLocator locator) {
         List<String[]> annotated = LimitedMethodTransformer.rateLimitedAnnotations(classFile);
         Map<String, Boolean> readable = new java.util.HashMap<>(2);
         for (String[] method : annotated) {
+            if (method[3] != null) {
+                listener.annotationIgnored(name, method[0], method[1], method[2], method[3]);
+                continue;
+            }
             boolean found = readable.computeIfAbsent(method[2], type -> {
                 try {
                     return locator.locate(type).isResolved();

@@ -280,10 +280,14 @@ final class LimitedMethodTransformer {
 
     /**
      * The annotations named {@code RateLimited} (in any package) on the methods of a class file,
-     * as the class file has them: {@code {method name, descriptor, annotation's binary name}}.
-     * What Byte Buddy describes lacks an annotation whose type it cannot read, so this is how a
-     * method annotated with a type its loader serves no class file of is found (see
-     * {@link AdviceTransformer}).
+     * as the class file has them: {@code {method name, descriptor, annotation's binary name, why
+     * it is never limited or null}}. What Byte Buddy describes lacks an annotation whose type it
+     * cannot read, so this is how a method annotated with a type its loader serves no class file
+     * of is found (see {@link AdviceTransformer}); and a constructor, an abstract or a native
+     * method, which an application's own annotation may allow, is never limited, which its
+     * warning says (they were passed over without a word: the review of the thirty-eighth round).
+     * Bridges and other synthetic methods are left out: javac copies a method's annotations to
+     * its bridges.
      */
     static java.util.List<String[]> rateLimitedAnnotations(byte[] classFile) {
         java.util.List<String[]> found = new java.util.ArrayList<>(1);
@@ -291,10 +295,13 @@ final class LimitedMethodTransformer {
             @Override
             public MethodVisitor visitMethod(int access, String name, String descriptor, String signature,
                     String[] exceptions) {
-                if (name.startsWith("<") || (access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE | Opcodes.ACC_BRIDGE
-                        | Opcodes.ACC_SYNTHETIC)) != 0) {
-                    return null; // never limited, annotation or not (see limitable)
+                if (name.equals("<clinit>") || (access & (Opcodes.ACC_BRIDGE | Opcodes.ACC_SYNTHETIC)) != 0) {
+                    return null;
                 }
+                // never limited, annotation or not (see limitable)
+                String never = name.equals("<init>") ? "a constructor"
+                        : (access & Opcodes.ACC_ABSTRACT) != 0 ? "an abstract method"
+                        : (access & Opcodes.ACC_NATIVE) != 0 ? "a native method" : null;
                 return new MethodVisitor(OpenedClassReader.ASM_API) {
                     @Override
                     public net.bytebuddy.jar.asm.AnnotationVisitor visitAnnotation(String annotation, boolean visible) {
@@ -302,7 +309,7 @@ final class LimitedMethodTransformer {
                             String type = annotation.substring(1, annotation.length() - 1);
                             int cut = Math.max(type.lastIndexOf('/'), type.lastIndexOf('$'));
                             if (type.substring(cut + 1).equals(ANNOTATION_SIMPLE_NAME)) {
-                                found.add(new String[] {name, descriptor, type.replace('/', '.')});
+                                found.add(new String[] {name, descriptor, type.replace('/', '.'), never});
                             }
                         }
                         return null;

@@ -105,6 +105,21 @@ final class TransformationErrors {
                 + ", or annotate it with dev.ratelimit.annotation.RateLimited");
     }
 
+    /**
+     * Names a constructor, abstract or native method annotated {@code RateLimited} at warning level
+     * (up to 256 methods, later at debug): such a method is never limited. Not counted as an error:
+     * nothing failed, and the class is woven as the rest of it needs.
+     */
+    void annotationIgnored(String typeName, String method, String descriptor, String annotationType, String what) {
+        String named = typeName + '#' + method + descriptor;
+        boolean first = namedMethods.size() < 256 && namedMethods.add("ignored " + named);
+        LOG.log(first ? Level.WARNING : Level.DEBUG, () -> "rate-limit-agent: " + named + " is annotated "
+                + annotationType + ", but it is " + what + ", which is never limited: "
+                + (what.equals("a constructor") ? "annotate a method the constructor calls, or the factory that calls it"
+                        : what.equals("an abstract method") ? "annotate the implementations, or name them in the rule file"
+                        : "annotate the Java method that calls it"));
+    }
+
     long transformed() {
         return transformed.get();
     }

@@ -167,6 +167,25 @@ class MethodLimitingIT {
         expect(jdk, "enum.valueOfAfterRejection", "ACTIVE");
     }
 
+    /**
+     * A constructor annotated with an application's own annotation that allows it, and an
+     * abstract method annotated with ours, are never limited: each is named in a warning, where
+     * they were passed over without a word.
+     */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void anAnnotatedConstructorOrAbstractMethodIsNamedInAWarning(Path jdk) {
+        expect(jdk, "annotatedConstructor.calls", "3");
+        ForkedJvm.Result result = run(jdk);
+        assertTrue(result.stderr.contains("dev.ratelimit.fixture.Greeter#<init>(Ljava/lang/String;)V is annotated"
+                + " dev.ratelimit.fixture.own.RateLimited, but it is a constructor, which is never limited"),
+                result::toString);
+        assertTrue(result.stderr.contains("dev.ratelimit.fixture.Api#name()Ljava/lang/String; is annotated"
+                + " dev.ratelimit.annotation.RateLimited, but it is an abstract method, which is never limited"),
+                result::toString);
+        assertFalse(result.stderr.contains("Greeter#<init>()V"), result::toString);
+    }
+
     /** An application's own classes in a com.sun. package (Jakarta Mail 1.x, Jersey 1) are limited. */
     @ParameterizedTest
     @MethodSource("jdks")
