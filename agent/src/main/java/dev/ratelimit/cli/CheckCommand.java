@@ -53,6 +53,13 @@ public final class CheckCommand {
         for (RuleConfig rule : rules.rules()) {
             out.println("  " + rule.describe());
         }
+        for (RuleConfig rule : rules.rules()) {
+            String hint = rule.methodPattern() == null ? null : rule.methodPattern().nestedClassHint();
+            if (hint != null) {
+                err.println(file + ": warning: rule '" + rule.name() + "' names " + rule.methodPattern()
+                        + ": class names are binary names; " + hint);
+            }
+        }
         return 0;
     }
 }

@@ -131,6 +131,27 @@ public final class MethodPattern {
         return binaryName.startsWith(classPrefix) && classPattern.matcher(binaryName).matches();
     }
 
+    /**
+     * When the class part reads like a canonical nested name ({@code com.acme.Outer.Inner}: a
+     * segment that starts with a capital letter followed by another segment), what to write
+     * instead ({@code com.acme.Outer$Inner}); else null. Such a pattern is valid (a package may
+     * start with a capital), but it matches no class if {@code Outer} is a class: class names here
+     * are binary names (the review of the thirty-eighth round).
+     */
+    public String nestedClassHint() {
+        String classPart = text.substring(0, text.indexOf('#'));
+        String[] segments = classPart.split("\\.", -1);
+        for (int i = 0; i < segments.length - 1; i++) {
+            if (!segments[i].isEmpty() && Character.isUpperCase(segments[i].charAt(0))) {
+                String prefix = String.join(".", java.util.Arrays.copyOfRange(segments, 0, i + 1));
+                String rest = String.join("$", java.util.Arrays.copyOfRange(segments, i + 1, segments.length));
+                return "if " + prefix + " is a class, write its nested class as " + prefix + "$" + rest
+                        + text.substring(text.indexOf('#'));
+            }
+        }
+        return null;
+    }
+
     /** True when the method part matches the method {@code name}. */
     public boolean matchesMethod(String name) {
         return methodPattern.matcher(name).matches();

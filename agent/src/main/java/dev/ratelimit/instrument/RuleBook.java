@@ -364,7 +364,8 @@ final class RuleBook {
                 continue;
             }
             if (sites.stream().noneMatch(site -> matches(rule, site.className, site.methodName))) {
-                idle.add(rule.name() + " (" + rule.config().methodPattern() + ")");
+                String hint = rule.config().methodPattern().nestedClassHint();
+                idle.add(rule.name() + " (" + rule.config().methodPattern() + (hint == null ? "" : "; " + hint) + ")");
             }
         }
         return idle;

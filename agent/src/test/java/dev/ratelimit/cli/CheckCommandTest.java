@@ -79,6 +79,18 @@ class CheckCommandTest {
         assertFalse(out().contains(LITERAL_TOKEN));
     }
 
+    /** A canonical nested name passes, with a warning saying what to write. */
+    @Test
+    void aCanonicalNestedNameIsValidWithAWarning() throws Exception {
+        Path file = dir.resolve("nested.yaml");
+        Files.writeString(file, "version: 1\nrules:\n  - name: n\n    match: {method: com.acme.Outer.Inner#run}\n"
+                + "    limit: 1\n    window: 1s\n  - name: fine\n    match: {method: com.acme.Outer$Inner#run}\n"
+                + "    limit: 1\n    window: 1s\n");
+        assertEquals(0, run(file));
+        assertEquals(file + ": warning: rule 'n' names com.acme.Outer.Inner#run: class names are binary names; if"
+                + " com.acme.Outer is a class, write its nested class as com.acme.Outer$Inner#run\n", err().replace("\r", ""));
+    }
+
     @Test
     void emptyRuleListAndSingularCount() throws Exception {
         Path file = dir.resolve("none.yaml");

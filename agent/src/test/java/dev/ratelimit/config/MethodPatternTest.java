@@ -29,6 +29,24 @@ class MethodPatternTest {
         assertFalse(pattern.matchesClass("com.example.Outer"));
     }
 
+    /**
+     * A canonical nested name ({@code Outer.Inner}) is a valid pattern that matches no class when
+     * Outer is a class: the hint says what to write (the review of the thirty-eighth round).
+     */
+    @Test
+    void aCanonicalNestedNameGetsAHint() {
+        MethodPattern pattern = MethodPattern.parse("com.example.Outer.Inner#run");
+        assertFalse(pattern.matchesClass("com.example.Outer$Inner"));
+        assertEquals("if com.example.Outer is a class, write its nested class as com.example.Outer$Inner#run",
+                pattern.nestedClassHint());
+        assertEquals("if app.A is a class, write its nested class as app.A$B$*#get*",
+                MethodPattern.parse("app.A.B.*#get*").nestedClassHint());
+        for (String plain : new String[] {"com.example.Outer$Inner#run", "com.acme.*Service#get*",
+            "**.ReportService#build", "Top#run", "com.acme.svc.**.Api#*"}) {
+            assertEquals(null, MethodPattern.parse(plain).nestedClassHint(), plain);
+        }
+    }
+
     @Test
     void starStaysWithinOneSegment() {
         MethodPattern pattern = MethodPattern.parse("com.acme.*Service#get*");

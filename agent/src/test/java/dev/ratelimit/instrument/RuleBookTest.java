@@ -309,6 +309,12 @@ class RuleBookTest {
         java.util.Map<String, String> atStart = before.methodRulesNewTo(null);
         assertEquals(java.util.Set.of("kept", "idle-before"), atStart.keySet());
         assertEquals(List.of("idle-before (app.Gone#x)"), after.idleMethodRules(sites, atStart));
+        // a canonical nested name is reported with what to write
+        RuleSet nested = ConfigLoader.parse("version: 1\nrules:\n"
+                + "  - {name: nested, limit: 5, window: 1h, match: {method: app.Svc.Inner#send}}\n", "r.yaml",
+                Path.of("."), name -> null);
+        assertEquals(List.of("nested (app.Svc.Inner#send; if app.Svc is a class, write its nested class as"
+                + " app.Svc$Inner#send)"), new RuleBook(nested, store, null, () -> { }).idleMethodRules(sites));
     }
 
     private static RuleSet twoRules(int otherLimit, String onError) throws Exception {
