@@ -43,6 +43,10 @@ public final class CheckCommand {
         int count = rules.rules().size();
         out.println(file + ": OK (version " + rules.version() + ", " + RuleSet.count(count) + ")");
         out.println("exempt: " + rules.exempt());
+        String headerWarning = rules.exempt().headerWarning();
+        if (headerWarning != null) {
+            err.println(file + ": warning: " + headerWarning);
+        }
         out.println("client: " + rules.client());
         String trustEveryone = rules.client().trustEveryoneWarning();
         if (trustEveryone != null) {

@@ -27,6 +27,49 @@ public final class ExemptConfig {
         this.tokens = List.copyOf(tokens);
     }
 
+    /** A run of letters and digits this long, holding both, is taken for a token pasted as the header's name. */
+    static final int SECRET_LIKE_RUN = 20;
+
+    /**
+     * Why the header is not shown, when it looks like a token pasted as the header's name (see
+     * {@link #looksLikeASecret}); else null. A warning, not an error: a header name may look so.
+     */
+    public String headerWarning() {
+        return header != null && looksLikeASecret(header)
+                ? "exempt.header looks like a token, not a header name (a run of " + SECRET_LIKE_RUN + " or more letters"
+                        + " and digits, mixed), so it is not shown; if it is a token, put it under tokens only, and name"
+                        + " the header (X-Internal-Token)"
+                : null;
+    }
+
+    /**
+     * Whether a header name holds a run of {@link #SECRET_LIKE_RUN} or more letters and digits with
+     * both in it, as a random token (hex, base64) does: check does not print it (the review of the
+     * thirty-eighth round). A few real names do too ({@code X-Oauth2AccessTokenHeader}): only
+     * their display suffers.
+     */
+    static boolean looksLikeASecret(String header) {
+        int run = 0;
+        boolean letter = false;
+        boolean digit = false;
+        for (int i = 0; i <= header.length(); i++) {
+            char c = i < header.length() ? header.charAt(i) : '-';
+            if (Character.isLetterOrDigit(c)) {
+                run++;
+                letter |= Character.isLetter(c);
+                digit |= Character.isDigit(c);
+            } else {
+                if (run >= SECRET_LIKE_RUN && letter && digit) {
+                    return true;
+                }
+                run = 0;
+                letter = false;
+                digit = false;
+            }
+        }
+        return false;
+    }
+
     /** No exempt section: every caller is counted. */
     static ExemptConfig disabled() {
         return DISABLED;
@@ -79,7 +122,9 @@ public final class ExemptConfig {
         if (!isEnabled()) {
             return "none";
         }
-        return "header " + header + ", tokens "
+        String shown = looksLikeASecret(header) ? "(" + header.length() + " characters, not shown: it looks like a token)"
+                : header;
+        return "header " + shown + ", tokens "
                 + tokens.stream().map(TokenSource::describe).collect(Collectors.joining(", "));
     }
 }

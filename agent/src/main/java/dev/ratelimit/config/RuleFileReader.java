@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
@@ -107,11 +108,6 @@ final class RuleFileReader {
             if (text != null && !HttpTokens.isToken(text)) {
                 errors.add(exempt.get("header"), "exempt.header must be an HTTP header name (letters, digits"
                         + " and !#$%&'*+-.^_`|~), such as X-Internal-Token");
-            } else if (text != null && looksLikeASecret(text)) {
-                // check prints the header, and the agent logs it: never a token pasted here
-                errors.add(exempt.get("header"), "exempt.header looks like a token, not a header name (a run of "
-                        + SECRET_LIKE_RUN + " or more letters and digits, mixed); the header name is words such as"
-                        + " X-Internal-Token, and the token goes under tokens");
             } else {
                 header = text;
             }
@@ -133,45 +129,23 @@ final class RuleFileReader {
                 }
             }
         }
-        if (header != null) {
-            byte[] digest = TokenSource.sha256(header.getBytes(StandardCharsets.US_ASCII));
-            for (TokenSource source : sources) {
-                if (MessageDigest.isEqual(digest, source.digest())) {
-                    errors.add(exempt.get("header"), "exempt.header is one of the tokens; the header name is words such"
-                            + " as X-Internal-Token, and the token goes under tokens only");
-                    header = null;
-                    break;
-                }
-            }
+        if (header != null && isOneOf(header, sources)) {
+            // check prints the header: never a token pasted there
+            errors.add(exempt.get("header"), "exempt.header is one of the tokens; the header name is words such"
+                    + " as X-Internal-Token, and the token goes under tokens only");
+            header = null;
         }
         return new ExemptConfig(header, sources);
     }
 
-    /** A run of letters and digits this long, holding both, is taken for a token pasted as the header's name. */
-    static final int SECRET_LIKE_RUN = 20;
-
-    /**
-     * Whether a header name holds a run of {@link #SECRET_LIKE_RUN} or more letters and digits with
-     * both in it: a random token (hex, base64url) does, and no header name in use does (their
-     * words, between hyphens, are short: {@code Ocp-Apim-Subscription-Key}).
-     */
-    static boolean looksLikeASecret(String header) {
-        int run = 0;
-        boolean letter = false;
-        boolean digit = false;
-        for (int i = 0; i <= header.length(); i++) {
-            char c = i < header.length() ? header.charAt(i) : '-';
-            if (Character.isLetterOrDigit(c)) {
-                run++;
-                letter |= Character.isLetter(c);
-                digit |= Character.isDigit(c);
-            } else {
-                if (run >= SECRET_LIKE_RUN && letter && digit) {
+    /** Whether {@code header}, as written or in either case, is one of the tokens. */
+    private static boolean isOneOf(String header, List<TokenSource> sources) {
+        for (String spelling : new String[] {header, header.toLowerCase(Locale.ROOT), header.toUpperCase(Locale.ROOT)}) {
+            byte[] digest = TokenSource.sha256(spelling.getBytes(StandardCharsets.US_ASCII));
+            for (TokenSource source : sources) {
+                if (MessageDigest.isEqual(digest, source.digest())) {
                     return true;
                 }
-                run = 0;
-                letter = false;
-                digit = false;
             }
         }
         return false;

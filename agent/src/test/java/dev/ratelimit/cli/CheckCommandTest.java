@@ -79,6 +79,18 @@ class CheckCommandTest {
         assertFalse(out().contains(LITERAL_TOKEN));
     }
 
+    /** A header name that looks like a token is not printed, and check says why. */
+    @Test
+    void aHeaderThatLooksLikeATokenIsNotPrinted() throws Exception {
+        String hex = "3f9a7c1e2b4d6f8a0c2e4b6d8f0a1c3e";
+        Path file = dir.resolve("pasted.yaml");
+        Files.writeString(file, "version: 1\nexempt:\n  header: " + hex + "\n  tokens:\n    - " + LITERAL_TOKEN + "\n");
+        assertEquals(0, run(file));
+        assertTrue(out().contains("exempt: header (32 characters, not shown: it looks like a token), tokens literal"), out());
+        assertTrue(err().contains(file + ": warning: exempt.header looks like a token"), err());
+        assertFalse(out().contains(hex) || err().contains(hex), out() + err());
+    }
+
     /** A canonical nested name passes, with a warning saying what to write. */
     @Test
     void aCanonicalNestedNameIsValidWithAWarning() throws Exception {
