@@ -47,17 +47,35 @@ final class ClassPrefilter {
     }
 
     /**
-     * Whether {@code module} is one of the JDK's (only the JDK may name a module {@code java.} or
-     * {@code jdk.}): the application loader defines some ({@code jdk.compiler}, {@code jdk.jdi}),
-     * whose {@code com.sun.} classes are the JDK's, where an application's own are not. Null (not
-     * known) and the unnamed module are not.
+     * Whether {@code module} is one of the JDK's: the application loader defines some
+     * ({@code jdk.compiler}, {@code jdk.jdi}), whose {@code com.sun.} classes are the JDK's, where
+     * an application's own are not. Told by where the module comes from, the run-time image of the
+     * boot layer, not by its name alone: an application may name a module {@code jdk.acme}, and
+     * javax.annotation-api's automatic module is {@code java.annotation} (a review found both never
+     * limited on the module path). Null (not known) and the unnamed module are not the JDK's.
      */
     static boolean ofTheJdk(Module module) {
         if (module == null || !module.isNamed()) {
             return false;
         }
         String name = module.getName();
-        return name.startsWith("jdk.") || name.startsWith("java.");
+        return (name.startsWith("jdk.") || name.startsWith("java.")) && module.getLayer() == ModuleLayer.boot()
+                && JdkModules.NAMES.contains(name);
+    }
+
+    /** The boot layer's modules from the run-time image ({@code jrt:}), made at the first named module asked about. */
+    private static final class JdkModules {
+        static final java.util.Set<String> NAMES = names();
+
+        private static java.util.Set<String> names() {
+            java.util.Set<String> names = new java.util.HashSet<>();
+            for (java.lang.module.ResolvedModule resolved : ModuleLayer.boot().configuration().modules()) {
+                if (resolved.reference().location().map(uri -> "jrt".equals(uri.getScheme())).orElse(false)) {
+                    names.add(resolved.name());
+                }
+            }
+            return names;
+        }
     }
 
     /**

@@ -70,6 +70,31 @@ class NamedModuleIT {
             "}",
             "");
 
+    /** An application module whose name starts with jdk., which javac and java allow: not the JDK's. */
+    private static final String BILLING = String.join("\n",
+            "package org.acme;",
+            "",
+            "public class Billing {",
+            "    static String charge() {",
+            "        return \"ok\";",
+            "    }",
+            "",
+            "    public static void main(String[] args) {",
+            "        int passed = 0;",
+            "        int caught = 0;",
+            "        for (int i = 0; i < 5; i++) {",
+            "            try {",
+            "                charge();",
+            "                passed++;",
+            "            } catch (dev.ratelimit.RateLimitExceededException e) {",
+            "                caught++;",
+            "            }",
+            "        }",
+            "        System.out.println(\"charge passed=\" + passed + \" caught=\" + caught + \" in \" + Billing.class.getModule());",
+            "    }",
+            "}",
+            "");
+
     @TempDir
     static Path dir;
     private static Path modules;
@@ -95,6 +120,14 @@ class NamedModuleIT {
                 "-d", modules.resolve("demo.mod").toString(),
                 source.resolve("module-info.java").toString(), source.resolve("demo/mod/Main.java").toString());
         assertEquals(0, status, "the module compiles");
+        Path billing = dir.resolve("src/jdk.acme");
+        Files.createDirectories(billing.resolve("org/acme"));
+        Files.writeString(billing.resolve("module-info.java"), "module jdk.acme {\n    requires dev.ratelimit;\n}\n");
+        Files.writeString(billing.resolve("org/acme/Billing.java"), BILLING);
+        status = javac.run(null, null, null, "--release", "11", "--module-path", apiJar.toString(),
+                "-d", modules.resolve("jdk.acme").toString(),
+                billing.resolve("module-info.java").toString(), billing.resolve("org/acme/Billing.java").toString());
+        assertEquals(0, status, "the jdk.acme module compiles");
     }
 
     /** The API jar the build made (the module path needs the jar, not a directory of classes). */
@@ -129,5 +162,25 @@ class NamedModuleIT {
         assertTrue(result.stdout.contains("patterned passed=3 caught=2"), output);
         assertTrue(result.stdout.contains("in module demo.mod"), output);
         assertTrue(!output.contains("AgentErrors") && !output.contains("could not"), output);
+    }
+
+    /**
+     * An application's module named {@code jdk.acme} is limited: the JDK's modules are told by
+     * where they come from (the run-time image), not by name alone. A review found such a module,
+     * and an automatic module named {@code java.annotation} (javax.annotation-api), never limited
+     * on the module path, though limited on the class path.
+     */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void anApplicationModuleNamedLikeTheJdksIsLimited(Path jdk) throws Exception {
+        Path rules = Files.writeString(dir.resolve("billing.yaml"), "version: 1\nrules:\n  - name: billing\n"
+                + "    match:\n      method: org.acme.Billing#charge\n    limit: 2\n    window: 1h\n");
+        ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
+                "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                "--module-path", modules + File.pathSeparator + apiJar,
+                "-m", "jdk.acme/org.acme.Billing"), Duration.ofSeconds(60));
+        String output = result.stdout + result.stderr;
+        assertEquals(0, result.exitCode, output);
+        assertTrue(result.stdout.contains("charge passed=2 caught=3 in module jdk.acme"), output);
     }
 }
