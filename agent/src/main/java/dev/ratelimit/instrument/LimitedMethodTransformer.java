@@ -10,6 +10,7 @@ import java.util.function.Consumer;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.description.annotation.AnnotationDescription;
 import net.bytebuddy.description.method.MethodDescription;
+import net.bytebuddy.description.type.RecordComponentDescription;
 import net.bytebuddy.description.type.TypeDefinition;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.dynamic.ClassFileLocator;
@@ -147,7 +148,8 @@ final class LimitedMethodTransformer {
             if (annotation == null && !book.namesMethod(type.getName(), method.getName())) {
                 continue;
             }
-            if (!limitable(method) || generatedForEnum(type, method)) {
+            if (!limitable(method) || generatedForEnum(type, method)
+                    || (annotation == null && recordMember(type, method))) {
                 continue;
             }
             MethodSite.AnnotationValues values = annotation == null ? null : values(annotation);
@@ -604,6 +606,36 @@ final class LimitedMethodTransformer {
                     && method.getParameters().get(0).getType().asErasure().represents(String.class);
         }
         return parameters == 0 && name.equals("getEntries") && returned.getName().equals("kotlin.enums.EnumEntries");
+    }
+
+    /**
+     * A record's {@code equals(Object)}, {@code hashCode()}, {@code toString()} and component
+     * accessors, which javac writes unless the record declares them: a pattern over a package
+     * limited them, and a {@code HashMap} of records or a record pattern ({@code o instanceof
+     * Point(int x, int y)}) then threw the rejection (the review of the thirty-ninth round). Left
+     * alone by patterns, whoever wrote them; an annotation on one still limits it.
+     */
+    static boolean recordMember(TypeDescription type, MethodDescription method) {
+        if (!type.isRecord() || method.isStatic()) {
+            return false;
+        }
+        String name = method.getName();
+        int parameters = method.getParameters().size();
+        if (parameters == 1) {
+            return name.equals("equals") && method.getParameters().get(0).getType().asErasure().represents(Object.class);
+        }
+        if (parameters != 0) {
+            return false;
+        }
+        if (name.equals("hashCode") || name.equals("toString")) {
+            return true;
+        }
+        for (RecordComponentDescription.InDefinedShape component : type.getRecordComponents()) {
+            if (component.getActualName().equals(name)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean usesArguments(RuleBook book, TypeDescription type, MethodDescription method,

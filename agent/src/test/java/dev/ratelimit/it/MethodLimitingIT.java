@@ -168,6 +168,18 @@ class MethodLimitingIT {
     }
 
     /**
+     * A wildcard pattern over a record limits the record's own methods, not its equals, hashCode,
+     * toString and accessors: a HashSet of records threw the rejection from its third add.
+     */
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void aWildcardOverARecordLeavesItsObjectMethodsAndAccessorsAlone(Path jdk) {
+        expect(jdk, "record.distinct", "5");
+        expect(jdk, "record.read", "5");
+        expect(jdk, "record.manhattan.allowed", "1");
+    }
+
+    /**
      * A constructor annotated with an application's own annotation that allows it, and an
      * abstract method annotated with ours, are never limited: each is named in a warning, where
      * they were passed over without a word.
