@@ -225,8 +225,8 @@ final class AdviceTransformer implements ClassFileTransformer {
             if (redefined != null) {
                 type = asFirstDefined(type, name, loader);
             }
-            if (redefined == null && (ClassPrefilter.scan(classFile) & ClassPrefilter.ANNOTATION) != 0) {
-                unreadableAnnotations(name, classFile, locator);
+            if ((ClassPrefilter.scan(classFile) & ClassPrefilter.ANNOTATION) != 0) {
+                unreadableAnnotations(name, classFile, locator, redefined == null);
             }
             boolean limited = limitedTypes.matches(type);
             boolean servlet = servletTypes.matches(type);
@@ -267,14 +267,19 @@ final class AdviceTransformer implements ClassFileTransformer {
      * it (only by the file's rules that name it, if any).
      * Nothing said so, in the log or the metrics (the review of the method path, thirty-sixth
      * round). Once per class, at its first definition: a retransformation sees the same file.
-     * Names, too, each constructor, abstract or native method so annotated: never limited.
+     * Names, too, each constructor, abstract or native method so annotated: never limited; this
+     * also for a class already loaded ({@code firstDefinition} false: after an attach, where its
+     * first definition was not seen; a reload's retransformation names nothing twice).
      */
-    private void unreadableAnnotations(String name, byte[] classFile, ClassFileLocator locator) {
+    private void unreadableAnnotations(String name, byte[] classFile, ClassFileLocator locator, boolean firstDefinition) {
         List<String[]> annotated = LimitedMethodTransformer.rateLimitedAnnotations(classFile);
         Map<String, Boolean> readable = new java.util.HashMap<>(2);
         for (String[] method : annotated) {
             if (method[3] != null) {
                 listener.annotationIgnored(name, method[0], method[1], method[2], method[3]);
+                continue;
+            }
+            if (!firstDefinition) {
                 continue;
             }
             boolean found = readable.computeIfAbsent(method[2], type -> {

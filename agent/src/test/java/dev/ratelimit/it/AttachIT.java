@@ -362,6 +362,9 @@ class AttachIT {
         assertTrue(printed.contains("RESULT escaped=0\n"), printed);
         assertTrue(printed.contains("RESULT rule=Greeter#greet\n"), printed);
         assertTrue(printed.contains("RESULT retryAfterPositive=true"), printed);
+        // a class loaded before the attach: its annotated abstract method is named, as at start-up
+        assertTrue(printed.contains("dev.ratelimit.fixture.Api#name()Ljava/lang/String; is annotated"
+                + " dev.ratelimit.annotation.RateLimited, but it is an abstract method, which is never limited"), printed);
         // the watcher, started on the JVM's Attach Listener, runs at the normal priority, not its
         assertTrue(printed.contains("RESULT watcher=[rate-limit-agent-config-watcher:5]\n"), printed);
     }
