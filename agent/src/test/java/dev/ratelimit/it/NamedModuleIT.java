@@ -110,24 +110,32 @@ class NamedModuleIT {
         try (JarFile jar = new JarFile(apiJar.toFile())) {
             assertEquals("dev.ratelimit", jar.getManifest().getMainAttributes().getValue("Automatic-Module-Name"));
         }
-        Path source = dir.resolve("src/demo.mod");
-        Files.createDirectories(source.resolve("demo/mod"));
-        Files.writeString(source.resolve("module-info.java"), "module demo.mod {\n    requires dev.ratelimit;\n}\n");
-        Files.writeString(source.resolve("demo/mod/Main.java"), MAIN);
         modules = dir.resolve("mods");
+        compile("demo.mod", "demo/mod/Main.java", MAIN);
+        compile("jdk.acme", "org/acme/Billing.java", BILLING);
+    }
+
+    /** Compiles {@code module}, of one class at {@code path}, requiring the API jar, into the module path. */
+    private static void compile(String module, String path, String text) throws java.io.IOException {
+        Path source = dir.resolve("src").resolve(module);
+        Files.createDirectories(source.resolve(path).getParent());
+        Files.writeString(source.resolve("module-info.java"), "module " + module + " {\n    requires dev.ratelimit;\n}\n");
+        Files.writeString(source.resolve(path), text);
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
         int status = javac.run(null, null, null, "--release", "11", "--module-path", apiJar.toString(),
-                "-d", modules.resolve("demo.mod").toString(),
-                source.resolve("module-info.java").toString(), source.resolve("demo/mod/Main.java").toString());
-        assertEquals(0, status, "the module compiles");
-        Path billing = dir.resolve("src/jdk.acme");
-        Files.createDirectories(billing.resolve("org/acme"));
-        Files.writeString(billing.resolve("module-info.java"), "module jdk.acme {\n    requires dev.ratelimit;\n}\n");
-        Files.writeString(billing.resolve("org/acme/Billing.java"), BILLING);
-        status = javac.run(null, null, null, "--release", "11", "--module-path", apiJar.toString(),
-                "-d", modules.resolve("jdk.acme").toString(),
-                billing.resolve("module-info.java").toString(), billing.resolve("org/acme/Billing.java").toString());
-        assertEquals(0, status, "the jdk.acme module compiles");
+                "-d", modules.resolve(module).toString(),
+                source.resolve("module-info.java").toString(), source.resolve(path).toString());
+        assertEquals(0, status, module + " compiles");
+    }
+
+    /** Runs {@code main} (module/class) from the module path under the agent with {@code rules}; it must exit 0. */
+    private static ForkedJvm.Result run(Path jdk, Path rules, String main) throws Exception {
+        ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
+                "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
+                "--module-path", modules + File.pathSeparator + apiJar,
+                "-m", main), Duration.ofSeconds(60));
+        assertEquals(0, result.exitCode, () -> result.stdout + result.stderr);
+        return result;
     }
 
     /** The API jar the build made (the module path needs the jar, not a directory of classes). */
@@ -152,12 +160,8 @@ class NamedModuleIT {
     void aNamedModuleIsLimitedAndCatchesItsRejections(Path jdk) throws Exception {
         Path rules = Files.writeString(dir.resolve("rules.yaml"), "version: 1\nrules:\n  - name: patterned\n"
                 + "    match:\n      method: demo.mod.Main#patterned\n    limit: 3\n    window: 1h\n");
-        ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
-                "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
-                "--module-path", modules + File.pathSeparator + apiJar,
-                "-m", "demo.mod/demo.mod.Main"), Duration.ofSeconds(60));
+        ForkedJvm.Result result = run(jdk, rules, "demo.mod/demo.mod.Main");
         String output = result.stdout + result.stderr;
-        assertEquals(0, result.exitCode, output);
         assertTrue(result.stdout.contains("annotated passed=2 caught=3"), output);
         assertTrue(result.stdout.contains("patterned passed=3 caught=2"), output);
         assertTrue(result.stdout.contains("in module demo.mod"), output);
@@ -175,12 +179,8 @@ class NamedModuleIT {
     void anApplicationModuleNamedLikeTheJdksIsLimited(Path jdk) throws Exception {
         Path rules = Files.writeString(dir.resolve("billing.yaml"), "version: 1\nrules:\n  - name: billing\n"
                 + "    match:\n      method: org.acme.Billing#charge\n    limit: 2\n    window: 1h\n");
-        ForkedJvm.Result result = ForkedJvm.run(jdk, List.of(
-                "-javaagent:" + ForkedJvm.agentJar() + "=config=" + rules,
-                "--module-path", modules + File.pathSeparator + apiJar,
-                "-m", "jdk.acme/org.acme.Billing"), Duration.ofSeconds(60));
+        ForkedJvm.Result result = run(jdk, rules, "jdk.acme/org.acme.Billing");
         String output = result.stdout + result.stderr;
-        assertEquals(0, result.exitCode, output);
         assertTrue(result.stdout.contains("charge passed=2 caught=3 in module jdk.acme"), output);
     }
 }
