@@ -2,7 +2,6 @@ package dev.ratelimit.http;
 
 import dev.ratelimit.limit.ThrownByApplication;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.lang.reflect.Method;
 import java.security.Principal;
 import java.util.ArrayList;
@@ -279,7 +278,19 @@ final class ServletApi {
         calls.setHeader(response, name, value);
     }
 
-    /** Replaces whatever the response holds with a complete response of this status and body. */
+    /**
+     * Replaces whatever the response holds with a complete response of this status and body,
+     * left in the response's buffer: the container sends it when the request ends, as it sends
+     * the application's own responses, with the body's length.
+     *
+     * <p>Not sent at once (neither a Content-Length, which Jetty commits on as soon as that many
+     * bytes are written, nor a flush): the request's body is usually unread, and a response
+     * committed before the container has looked at it leaves the container nothing to decide.
+     * Jetty then closed the connection without saying so, and a kept-alive client's next request
+     * on it failed (HTTP review, fortieth round). Left to the end of the request, Jetty says
+     * {@code Connection: close} over a body it will not read, and Tomcat reads up to its limit
+     * (2 MB by default) and keeps the connection, or says it closes it.
+     */
     void replace(Object response, int status, List<String[]> headerPairs, String contentType, byte[] body) {
         calls.reset(response);
         // Undertow's reset() keeps a character encoding the application set, and its
@@ -295,11 +306,8 @@ final class ServletApi {
             calls.setHeader(response, pair[0], pair[1]);
         }
         calls.setContentType(response, contentType);
-        calls.setContentLength(response, body.length);
         try {
-            OutputStream out = calls.outputStream(response);
-            out.write(body);
-            out.flush();
+            calls.outputStream(response).write(body);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }

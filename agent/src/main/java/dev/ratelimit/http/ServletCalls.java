@@ -76,7 +76,6 @@ public abstract class ServletCalls {
             targets.put("setHeader", response.getMethod("setHeader", String.class, String.class));
             targets.put("setCharacterEncoding", servletResponse.getMethod("setCharacterEncoding", String.class));
             targets.put("setContentType", servletResponse.getMethod("setContentType", String.class));
-            targets.put("setContentLength", servletResponse.getMethod("setContentLength", int.class));
             targets.put("outputStream", servletResponse.getMethod("getOutputStream"));
         }
 
@@ -248,8 +247,6 @@ public abstract class ServletCalls {
 
     public abstract void setContentType(Object response, String type);
 
-    public abstract void setContentLength(Object response, int length);
-
     public abstract OutputStream outputStream(Object response) throws IOException;
 
     /** The same calls through method handles: for when a class cannot be generated. */
@@ -275,7 +272,6 @@ public abstract class ServletCalls {
         private final MethodHandle setHeader;
         private final MethodHandle setCharacterEncoding;
         private final MethodHandle setContentType;
-        private final MethodHandle setContentLength;
         private final MethodHandle outputStream;
 
         Handles(Api api) throws ReflectiveOperationException {
@@ -300,7 +296,6 @@ public abstract class ServletCalls {
             setHeader = handle(api, "setHeader");
             setCharacterEncoding = handle(api, "setCharacterEncoding");
             setContentType = handle(api, "setContentType");
-            setContentLength = handle(api, "setContentLength");
             outputStream = handle(api, "outputStream");
         }
 
@@ -521,15 +516,6 @@ public abstract class ServletCalls {
         public void setContentType(Object response, String type) {
             try {
                 setContentType.invokeExact(response, type);
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
-        }
-
-        @Override
-        public void setContentLength(Object response, int length) {
-            try {
-                setContentLength.invokeExact(response, length);
             } catch (Throwable t) {
                 throw rethrow(t);
             }

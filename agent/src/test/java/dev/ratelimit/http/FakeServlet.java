@@ -120,7 +120,8 @@ final class FakeServlet {
                 default: throw new UnsupportedOperationException(m.getName());
             }
         });
-        Object out = namespace.equals("jakarta.servlet") ? new JakartaOut(body) : new JavaxOut(body);
+        Runnable flushed = () -> committed = true;
+        Object out = namespace.equals("jakarta.servlet") ? new JakartaOut(body, flushed) : new JavaxOut(body, flushed);
         response = Proxy.newProxyInstance(loader, new Class<?>[] {responseType}, (proxy, m, args) -> {
             switch (m.getName()) {
                 case "isCommitted": return committed;
@@ -128,7 +129,6 @@ final class FakeServlet {
                 case "setStatus": status = (Integer) args[0]; return null;
                 case "setHeader": responseHeaders.put((String) args[0], (String) args[1]); return null;
                 case "setContentType": responseHeaders.put("Content-Type", (String) args[0]); return null;
-                case "setContentLength": return null;
                 case "getOutputStream":
                     if (clientGone) {
                         throw new java.io.IOException("Connection reset by peer");
@@ -155,14 +155,22 @@ final class FakeServlet {
 
     static final class JakartaOut extends jakarta.servlet.ServletOutputStream {
         private final ByteArrayOutputStream sink;
+        /** A flush commits the response. */
+        private final Runnable flushed;
 
-        JakartaOut(ByteArrayOutputStream sink) {
+        JakartaOut(ByteArrayOutputStream sink, Runnable flushed) {
             this.sink = sink;
+            this.flushed = flushed;
         }
 
         @Override
         public void write(int b) {
             sink.write(b);
+        }
+
+        @Override
+        public void flush() {
+            flushed.run();
         }
 
         @Override
@@ -177,14 +185,22 @@ final class FakeServlet {
 
     static final class JavaxOut extends javax.servlet.ServletOutputStream {
         private final ByteArrayOutputStream sink;
+        /** A flush commits the response. */
+        private final Runnable flushed;
 
-        JavaxOut(ByteArrayOutputStream sink) {
+        JavaxOut(ByteArrayOutputStream sink, Runnable flushed) {
             this.sink = sink;
+            this.flushed = flushed;
         }
 
         @Override
         public void write(int b) {
             sink.write(b);
+        }
+
+        @Override
+        public void flush() {
+            flushed.run();
         }
 
         @Override

@@ -6,8 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -555,6 +557,39 @@ class HttpSuiteIT {
             int status = app.getFrom(from, trick).status;
             assertNotEquals(200, status, trick + " reached the application after the budget was spent");
             assertTrue(status < 500, trick + " gave " + status);
+        }
+    }
+
+    /**
+     * A 429 to a request whose body the application never read leaves the connection usable: the
+     * container either tells the client it closes it ({@code Connection: close}) or reads the rest
+     * of the body and answers the next request on it. The agent wrote its 429 with a
+     * Content-Length and flushed it, which committed the response before the container looked at
+     * the unread body: Jetty then closed the connection without saying so, and a kept-alive
+     * client's next request failed (HTTP review, fortieth round). Both sizes are over Jetty's
+     * and Tomcat's own limits of what they read to keep a connection open.
+     */
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("targets")
+    void aRefusedRequestsUnreadBodyLeavesTheConnectionUsable(WebApp.Container container, Path jdk) throws Exception {
+        WebApp app = app(container, jdk);
+        String from = freshAddress();
+        String target = app.contextPath() + "/internal/turns/1";
+        assertEquals(repeat(401, 5), statuses(5, i -> app.postFrom(from, target, "progress")));
+        for (int size : new int[] {20_000, 300_000, 1_500_000}) {
+            byte[] head = ("POST " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n"
+                    + "Content-Length: " + size + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1);
+            byte[] refused = Arrays.copyOf(head, head.length + size);
+            Arrays.fill(refused, head.length, refused.length, (byte) 'x');
+            byte[] next = ("GET " + domains(app) + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                    .getBytes(StandardCharsets.ISO_8859_1);
+            WebApp.Response[] answers = app.twoOnOneConnection(from, refused, next);
+            WebApp.Response refusal = answers[0];
+            assertEquals(429, refusal.status, () -> size + " bytes: " + refusal);
+            assertTrue(refusal.body.contains("\"violated-policies\":[\"internal-per-ip\"]"), () -> size + " bytes: " + refusal);
+            if (answers[1] != null) {
+                assertEquals(200, answers[1].status, size + " bytes: the next request on the connection: " + answers[1]);
+            }
         }
     }
 

@@ -476,6 +476,52 @@ public final class WebApp implements AutoCloseable {
         }
     }
 
+    /**
+     * Two requests on one kept-alive connection from {@code source}: {@code first}, written on a
+     * thread of its own (a server may answer before it has read a large body, and then never read
+     * the rest), then {@code second}, unless the first response says {@code Connection: close}.
+     * The second answer is null when the server said it would close. A connection closed without
+     * saying so fails with an {@link UncheckedIOException} naming the first response.
+     */
+    public Response[] twoOnOneConnection(String source, byte[] first, byte[] second) {
+        try (Socket socket = new Socket()) {
+            socket.bind(new InetSocketAddress(InetAddress.getByName(source), 0));
+            socket.connect(new InetSocketAddress(LOOPBACK, port), 5_000);
+            socket.setSoTimeout((int) HTTP_TIMEOUT.toMillis());
+            OutputStream out = socket.getOutputStream();
+            Thread writer = new Thread(() -> {
+                try {
+                    out.write(first);
+                    out.flush();
+                } catch (IOException closedBeforeTheEnd) {
+                    // the server stopped reading, as it may: its answer says what comes next
+                }
+            }, "first-request-writer");
+            writer.setDaemon(true);
+            writer.start();
+            BufferedInputStream in = new BufferedInputStream(socket.getInputStream());
+            Response answer = RawHttp.read(in);
+            String connection = answer.header("Connection");
+            if (connection != null && connection.toLowerCase(Locale.ROOT).contains("close")) {
+                return new Response[] {answer, null};
+            }
+            writer.join(HTTP_TIMEOUT.toMillis());
+            try {
+                out.write(second);
+                out.flush();
+                return new Response[] {answer, RawHttp.read(in)};
+            } catch (IOException e) {
+                throw new UncheckedIOException("the connection was closed after " + answer.status + " "
+                        + answer.headers + " without Connection: close", e);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("the first request failed\n" + output(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
     private static final Pattern STATS = Pattern.compile(
             "\\{\"servletCalls\":(\\d+),\"filterCalls\":(\\d+),\"asyncCompleted\":(\\d+)}");
 
