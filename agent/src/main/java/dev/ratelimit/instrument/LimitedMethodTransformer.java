@@ -166,9 +166,11 @@ final class LimitedMethodTransformer {
             if (callingThemselves == null) {
                 callingThemselves = callingThemselves(classFile);
             }
+            // an annotated record member: limited by its annotation, never by a pattern
+            boolean patternsApply = annotation == null || !recordMember(type, method);
             int site = sites.register(loader, type.getName(), method.getName(), method.getDescriptor(),
                     simpleName(type), method.getParameters().size(), passesArguments,
-                    callingThemselves.contains(key(method)), values, resumedBy);
+                    callingThemselves.contains(key(method)), values, resumedBy, patternsApply);
             limited.put(key(method), new int[] {site, kind(passesArguments, method)});
         }
         return weave(builder, limited);

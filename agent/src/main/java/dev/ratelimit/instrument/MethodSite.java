@@ -24,6 +24,11 @@ final class MethodSite {
     /** Null when the method is not annotated. */
     final AnnotationValues annotation;
     /**
+     * Whether the file's method patterns apply: not to a record's equals, hashCode, toString and
+     * component accessors, which only an annotation limits (a pattern never does, annotated or not).
+     */
+    final boolean patternsApply;
+    /**
      * For a Kotlin {@code suspend} function, the binary name of its own continuation class: a call
      * whose last argument is one is the function resuming where it suspended, not a new call.
      * Null for any other method.
@@ -75,6 +80,13 @@ final class MethodSite {
     MethodSite(int id, String className, String methodName, String descriptor, String simpleClassName,
             int parameterCount, boolean passesArguments, boolean callsItself, AnnotationValues annotation,
             String resumedBy) {
+        this(id, className, methodName, descriptor, simpleClassName, parameterCount, passesArguments, callsItself,
+                annotation, resumedBy, true);
+    }
+
+    MethodSite(int id, String className, String methodName, String descriptor, String simpleClassName,
+            int parameterCount, boolean passesArguments, boolean callsItself, AnnotationValues annotation,
+            String resumedBy, boolean patternsApply) {
         this.id = id;
         this.descriptor = descriptor;
         this.className = className;
@@ -86,6 +98,7 @@ final class MethodSite {
         this.callsItself = callsItself;
         this.annotation = annotation;
         this.resumedBy = resumedBy;
+        this.patternsApply = patternsApply;
     }
 
     /**
@@ -111,7 +124,7 @@ final class MethodSite {
     /** The same method as if instrumented to pass its arguments. */
     MethodSite withArguments() {
         return new MethodSite(id, className, methodName, descriptor, simpleClassName, parameterCount, true,
-                callsItself, annotation, resumedBy);
+                callsItself, annotation, resumedBy, patternsApply);
     }
 
     @Override

@@ -68,6 +68,14 @@ final class MethodSites implements MethodGate {
     int register(ClassLoader loader, String className, String methodName, String descriptor, String simpleClassName,
             int parameterCount, boolean passesArguments, boolean callsItself, MethodSite.AnnotationValues annotation,
             String resumedBy) {
+        return register(loader, className, methodName, descriptor, simpleClassName, parameterCount, passesArguments,
+                callsItself, annotation, resumedBy, true);
+    }
+
+    /** As above; {@code patternsApply} false for a method only its annotation may limit (see {@link MethodSite}). */
+    int register(ClassLoader loader, String className, String methodName, String descriptor, String simpleClassName,
+            int parameterCount, boolean passesArguments, boolean callsItself, MethodSite.AnnotationValues annotation,
+            String resumedBy, boolean patternsApply) {
         String method = "/" + className + '#' + methodName + descriptor + (passesArguments ? "+args" : "");
         String identity = (loader == null ? "boot" : Integer.toString(System.identityHashCode(loader))) + method;
         Registered known = byIdentity.get(identity);
@@ -84,7 +92,7 @@ final class MethodSites implements MethodGate {
             }
             int id = sites.length;
             MethodSite site = new MethodSite(id, className, methodName, descriptor, simpleClassName, parameterCount,
-                    passesArguments, callsItself, annotation, resumedBy);
+                    passesArguments, callsItself, annotation, resumedBy, patternsApply);
             MethodSite[] grownSites = Arrays.copyOf(sites, id + 1);
             grownSites[id] = site;
             ActiveRule[][] grownBindings = Arrays.copyOf(bindings, id + 1);

@@ -239,7 +239,7 @@ final class RuleBook {
     ActiveRule[] rulesFor(MethodSite site) {
         List<ActiveRule> rules = new ArrayList<>(1);
         for (ActiveRule rule : methodRules) {
-            if (matches(rule, site.className, site.methodName)) {
+            if (site.patternsApply && matches(rule, site.className, site.methodName)) {
                 rules.add(rule);
             }
         }
@@ -363,7 +363,7 @@ final class RuleBook {
             if (among != null && !String.valueOf(rule.config().methodPattern()).equals(among.get(rule.name()))) {
                 continue;
             }
-            if (sites.stream().noneMatch(site -> matches(rule, site.className, site.methodName))) {
+            if (sites.stream().noneMatch(site -> site.patternsApply && matches(rule, site.className, site.methodName))) {
                 String hint = rule.config().methodPattern().nestedClassHint();
                 idle.add(rule.name() + " (" + rule.config().methodPattern() + (hint == null ? "" : "; " + hint) + ")");
             }
