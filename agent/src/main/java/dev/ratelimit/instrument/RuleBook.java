@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 
 /**
  * The loaded rules: the rule file's rules by name, and the rules declared inline by
@@ -39,6 +40,12 @@ final class RuleBook {
     private final Map<String, ActiveRule> dropped = new LinkedHashMap<>();
     private final List<ActiveRule> methodRules = new ArrayList<>();
     private final Map<String, ActiveRule> inline = new ConcurrentHashMap<>();
+    /**
+     * Inline rules out of force because the file defines a rule of their name (an override),
+     * kept with their counters for as long as it does: when the file's rule goes, the inline rule
+     * counts on where it stood.
+     */
+    private final Map<String, ActiveRule> overridden = new ConcurrentHashMap<>();
     /**
      * The warnings said, each with what it was about: the rule's settings it named (a
      * {@link RuleConfig}), the name of a rule it found missing (a {@link String}), or
@@ -125,6 +132,10 @@ final class RuleBook {
      * taken over too: made a second time here, it started from nothing, and the calls counted on
      * the first were lost (review of the twenty-third round). A rule this book has already is
      * kept.
+     *
+     * <p>An inline rule whose name the file now defines is kept aside, out of force, and comes
+     * back with its counters once the file no longer defines it: an override added and removed
+     * again gave every key of the method a fresh budget (method review, fortieth round).
      */
     void takeInlineRules(RuleBook previous) {
         if (previous == null || previous == this || previous.limiters != limiters) {
@@ -133,12 +144,16 @@ final class RuleBook {
         // an inline rule takes the store's on-error when it is made: one made under another
         // default takes the new one, and counts on
         OnError onError = ruleSet.store().onError();
-        previous.inline.forEach((name, rule) -> {
-            if (!byName.containsKey(name)) {
+        BiConsumer<String, ActiveRule> take = (name, rule) -> {
+            if (byName.containsKey(name)) {
+                overridden.putIfAbsent(name, rule);
+            } else {
                 inline.computeIfAbsent(name, taken -> rule.config().onError() == onError
                         ? rule : rule.withOnError(rule.config().withOnError(onError)));
             }
-        });
+        };
+        previous.inline.forEach(take);
+        previous.overridden.forEach(take);
     }
 
     /** {@code 3 rules: api-per-ip (http /api/**), send (method a.B#send), report (named)}, for logs. */

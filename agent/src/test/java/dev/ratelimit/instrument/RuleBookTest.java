@@ -176,6 +176,43 @@ class RuleBookTest {
     }
 
     /**
+     * An override of an annotated method's inline rule (a file rule of its default name), added
+     * and then removed, gives the method back its inline rule where it stood: at its limit of 2,
+     * it stays at it, through an unrelated edit in between too. It came back with fresh counters,
+     * and every key of the method had a fresh budget (method review, fortieth round).
+     */
+    @Test
+    void anOverrideAddedAndRemovedGivesTheInlineRuleBackWithItsCounters() throws Exception {
+        String override = "  - name: ReportService#archive\n    key: global\n    limit: 5\n    window: 1h\n";
+        String other = "  - name: other\n    key: global\n    limit: 1\n    window: 1h\n";
+        RuleSet plain = ConfigLoader.parse("version: 1\nrules: []\n", "r.yaml", Path.of("."), name -> null);
+        RuleSet overridden = ConfigLoader.parse("version: 1\nrules:\n" + override, "r.yaml", Path.of("."), name -> null);
+        RuleSet overriddenAndOther = ConfigLoader.parse("version: 1\nrules:\n" + override + other, "r.yaml",
+                Path.of("."), name -> null);
+        LimiterFactory store = LimiterFactory.of(plain.store());
+        MethodSite annotated = new MethodSite(2, "app.ReportService", "archive", "ReportService", 0, false, false,
+                new MethodSite.AnnotationValues("", 2, "1h", "global"));
+        RuleBook first = new RuleBook(plain, store, null, () -> { });
+        ActiveRule inline = first.rulesFor(annotated)[0];
+        assertTrue(Outcome.isAllowed(inline.decide(new Object[0], null)));
+        assertTrue(Outcome.isAllowed(inline.decide(new Object[0], null)));
+        assertFalse(Outcome.isAllowed(inline.decide(new Object[0], null)));
+
+        RuleBook withOverride = new RuleBook(overridden, store, first, () -> { });
+        ActiveRule file = withOverride.rulesFor(annotated)[0];
+        assertEquals(5, file.config().limits().get(0).limit(), "the file's rule of the method's name decides");
+        assertTrue(Outcome.isAllowed(file.decide(new Object[0], null)));
+        RuleBook edited = new RuleBook(overriddenAndOther, store, withOverride, () -> { });
+        assertSame(file, edited.rulesFor(annotated)[0], "an unrelated edit keeps the override");
+
+        RuleBook removed = new RuleBook(plain, store, edited, () -> { });
+        ActiveRule back = removed.rulesFor(annotated)[0];
+        assertSame(inline, back, "the inline rule, counters and all");
+        assertFalse(Outcome.isAllowed(back.decide(new Object[0], null)), "still at its limit of 2");
+        assertEquals(List.of("ReportService#archive"), removed.names());
+    }
+
+    /**
      * An edit of the store's on-error alone keeps the counters of the rules that take it: a
      * file's rule and an inline one, each at its limit of 1 an hour, stay at it. They were made
      * again, and each let one more call through.
